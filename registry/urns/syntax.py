@@ -1,0 +1,239 @@
+"""URN syntax (RFC 8141 section 2) and URN-equivalence (section 3).
+
+The grammar, with the prose of sections 2.3.1-2.3.3 applied::
+
+    namestring    = assigned-name [ rq-components ] [ "#" f-component ]
+    assigned-name = "urn" ":" NID ":" NSS
+    NID           = (alphanum) 0*30(ldh) (alphanum)
+    ldh           = alphanum / "-"
+    NSS           = pchar *(pchar / "/")
+    rq-components = [ "?+" r-component ] [ "?=" q-component ]
+    r-component   = pchar *( pchar / "/" / "?" )   ; ends at "?=" or "#"
+    q-component   = pchar *( pchar / "/" / "?" )   ; ends at "#"
+    f-component   = fragment                       ; RFC 3986: *( pchar / "/" / "?" )
+
+The r-component is introduced by "?+" (section 2.3.1 and the published RFC's
+ABNF); a "?" after the NSS that is followed by neither "+" nor "=" is a syntax
+error (section 2, "SHOULD be treated as a syntax error by URN-specific parsers").
+
+Valid input takes one compiled regular expression (the fast path); only input
+that fails it is walked character by character, to say where and why.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# RFC 3986: pchar = unreserved / pct-encoded / sub-delims / ":" / "@"
+_PCHAR_SET = "A-Za-z0-9\\-._~!$&'()*+,;=:@"
+_PCHAR_CHARS = frozenset(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@"
+)
+_HEX = frozenset("0123456789abcdefABCDEF")
+_ALPHANUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+
+# Percent signs are let through the character classes and checked by _BAD_PCT,
+# which is much faster than an alternation per character.
+_URN_RE = re.compile(
+    r"(?i:urn):"
+    r"([A-Za-z0-9][A-Za-z0-9-]{0,30}[A-Za-z0-9]):"
+    rf"([{_PCHAR_SET}%][{_PCHAR_SET}%/]*)"
+    rf"(?:\?\+([{_PCHAR_SET}%](?:[{_PCHAR_SET}%/]|\?(?!=))*))?"
+    rf"(?:\?=([{_PCHAR_SET}%][{_PCHAR_SET}%/?]*))?"
+    rf"(?:#([{_PCHAR_SET}%/?]*))?"
+)
+_BAD_PCT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_PCT = re.compile(r"%[0-9a-fA-F]{2}")
+
+
+class URNSyntaxError(ValueError):
+    """The text is not a URN. ``offset`` is the index of the first bad character."""
+
+    def __init__(self, message: str, offset: int, text: str = "") -> None:
+        super().__init__(f"{message} (at character {offset + 1})")
+        self.reason = message
+        self.offset = offset
+        self.text = text
+
+
+@dataclass(frozen=True, slots=True)
+class URN:
+    """A parsed URN. Components that are absent are ``None``; the f-component
+    may be present and empty (``""``), which RFC 3986's fragment allows."""
+
+    nid: str
+    nss: str
+    r_component: str | None = None
+    q_component: str | None = None
+    f_component: str | None = None
+
+    def __str__(self) -> str:
+        parts = ["urn:", self.nid, ":", self.nss]
+        if self.r_component is not None:
+            parts += ["?+", self.r_component]
+        if self.q_component is not None:
+            parts += ["?=", self.q_component]
+        if self.f_component is not None:
+            parts += ["#", self.f_component]
+        return "".join(parts)
+
+    @property
+    def assigned_name(self) -> str:
+        """``urn:NID:NSS`` as written (scheme in lower case)."""
+        return f"urn:{self.nid}:{self.nss}"
+
+    def normal_form(self) -> str:
+        """The section 3.1 equivalence key of this URN."""
+        return _normal(self.nid, self.nss)
+
+
+def _normal(nid: str, nss: str) -> str:
+    if "%" in nss:
+        nss = _PCT.sub(lambda m: m.group(0).upper(), nss)
+    return f"urn:{nid.lower()}:{nss}"
+
+
+def parse(text: str) -> URN:
+    """Parse ``text`` as a URN (section 2), or raise :class:`URNSyntaxError`."""
+    if not isinstance(text, str):
+        raise URNSyntaxError(f"a URN is text, not {type(text).__name__}", 0)
+    m = _URN_RE.fullmatch(text)
+    if m is None or ("%" in text and _BAD_PCT.search(text)):
+        raise _diagnose(text)
+    return URN(*m.groups())
+
+
+def normalize(text: str) -> str:
+    """The URN-equivalence form of section 3.1: "urn" and the NID in lower case,
+    percent-encoding hex digits in the NSS in upper case, the r-, q- and
+    f-components dropped. Nothing is percent-decoded."""
+    if isinstance(text, str):
+        m = _URN_RE.fullmatch(text)
+        if m is not None and not ("%" in text and _BAD_PCT.search(text)):
+            return _normal(m.group(1), m.group(2))
+    return parse(text).normal_form()  # raises with a diagnosis
+
+
+def equivalent(a: str, b: str) -> bool:
+    """Whether two URNs are URN-equivalent (section 3.1)."""
+    return normalize(a) == normalize(b)
+
+
+# --- diagnosis: only for text the fast path rejected ------------------------
+
+
+def _describe(ch: str) -> str:
+    code = ord(ch)
+    if code > 0x7F:
+        encoded = "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
+        return (
+            f"the character {ch!r} (U+{code:04X}) is outside ASCII; "
+            f"percent-encode it as {encoded} (RFC 8141 section 2)"
+        )
+    if code < 0x20 or code == 0x7F:
+        return f"the control character U+{code:04X} is not allowed in a URN"
+    if ch == " ":
+        return "a space is not allowed in a URN; percent-encode it as %20"
+    return f"the character {ch!r} is not allowed here"
+
+
+def _scan(text: str, i: int, extra: str, what: str, *, first: bool, q_ends: bool = False) -> int:
+    """Walk one component from ``i`` and return the index where it stops.
+
+    A component holds pchar and the ``extra`` characters; it ends at "#", at a
+    "?" that ``extra`` does not allow, or (``q_ends``: the r-component) at "?=".
+    ``first`` demands a pchar as the first character (the ABNF's leading pchar)."""
+    start = i
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "#" or (ch == "?" and ("?" not in extra or (q_ends and text[i + 1 : i + 2] == "="))):
+            break
+        if ch == "%":
+            if not (text[i + 1 : i + 2] in _HEX and text[i + 2 : i + 3] in _HEX):
+                raise URNSyntaxError(
+                    f'"%" must be followed by two hexadecimal digits (in the {what})', i, text
+                )
+            i += 3
+            continue
+        if ch in _PCHAR_CHARS:
+            i += 1
+            continue
+        if ch in extra:
+            if i == start and first:
+                raise URNSyntaxError(f"the {what} cannot start with {ch!r}", i, text)
+            i += 1
+            continue
+        raise URNSyntaxError(f"{_describe(ch)} (in the {what})", i, text)
+    if first and i == start:
+        raise URNSyntaxError(f"the {what} is empty", i, text)
+    return i
+
+
+def _diagnose(text: str) -> URNSyntaxError:
+    try:
+        _walk(text)
+    except URNSyntaxError as exc:
+        return exc
+    # _walk and _URN_RE describe one grammar; reaching here is a bug, and the
+    # property tests make sure it is never reached.
+    return URNSyntaxError("not a URN", 0, text)
+
+
+def _walk(text: str) -> None:
+    n = len(text)
+    if n == 0:
+        raise URNSyntaxError("empty: a URN starts with 'urn:'", 0, text)
+    if text[:4].lower() != "urn:":
+        for k, expected in enumerate("urn:"):
+            if k >= n or text[k].lower() != expected:
+                break
+        raise URNSyntaxError('a URN starts with "urn:"', min(k, n), text)
+    # NID
+    i = 4
+    while i < n and text[i] != ":":
+        ch = text[i]
+        if ch not in _ALPHANUM and ch != "-":
+            if ch in "?#/":
+                raise URNSyntaxError(
+                    f"the NID ends at {ch!r} without the ':' that separates it from the NSS",
+                    i,
+                    text,
+                )
+            raise URNSyntaxError(
+                f"{_describe(ch)}: a NID has only letters, digits and hyphens (section 2.1)",
+                i,
+                text,
+            )
+        if i - 4 >= 32:
+            raise URNSyntaxError("the NID is longer than 32 characters (section 2)", i, text)
+        i += 1
+    nid = text[4:i]
+    if not nid:
+        raise URNSyntaxError("the NID is empty", 4, text)
+    if i == n:
+        raise URNSyntaxError("no ':' after the NID: a URN is urn:NID:NSS", n, text)
+    if len(nid) < 2:
+        raise URNSyntaxError("a NID has at least two characters (section 2)", 4, text)
+    if nid[0] == "-":
+        raise URNSyntaxError("a NID cannot start with '-' (section 2)", 4, text)
+    if nid[-1] == "-":
+        raise URNSyntaxError("a NID cannot end with '-' (section 2, Appendix B)", i - 1, text)
+    # NSS
+    i = _scan(text, i + 1, "/", "NSS", first=True)
+    if text.startswith("?+", i):
+        i = _scan(text, i + 2, "/?", "r-component", first=True, q_ends=True)
+    if text.startswith("?=", i):
+        i = _scan(text, i + 2, "/?", "q-component", first=True)
+    elif i < n and text[i] == "?":
+        raise URNSyntaxError(
+            '"?" after the NSS must begin "?+" (r-component) or "?=" (q-component); '
+            "percent-encode a literal question mark as %3F",
+            i,
+            text,
+        )
+    if i < n and text[i] == "#":
+        i = _scan(text, i + 1, "/?", "f-component", first=False)
+    if i < n:
+        raise URNSyntaxError(_describe(text[i]), i, text)
