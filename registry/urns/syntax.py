@@ -148,7 +148,9 @@ def _scan(text: str, i: int, extra: str, what: str, *, first: bool, q_ends: bool
     n = len(text)
     while i < n:
         ch = text[i]
-        if ch == "#" or (ch == "?" and ("?" not in extra or (q_ends and text[i + 1 : i + 2] == "="))):
+        if ch == "#":
+            break
+        if ch == "?" and ("?" not in extra or (q_ends and text[i + 1 : i + 2] == "=")):
             break
         if ch == "%":
             if not (text[i + 1 : i + 2] in _HEX and text[i + 2 : i + 3] in _HEX):

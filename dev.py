@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""The project's two commands, needing nothing but Python 3.11:
+
+    python3 dev.py start   # venv + install + migrate + real registry + demo data + serve
+    python3 dev.py test    # venv + install + the whole test suite
+
+``start`` runs on the embedded default (SQLite, Celery eager, console mail)
+unless DATABASE_URL etc. are set. ``test`` uses PostgreSQL on 127.0.0.1:5432
+and Redis on 127.0.0.1:6379 when they answer (and insists on them when CI=true);
+elsewhere it runs on SQLite and the PostgreSQL-only tests are skipped with a
+printed reason. Extra arguments after ``test`` go to pytest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
+PG_URL = "postgres://postgres@127.0.0.1:5432/urn_registry"
+REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+def say(text: str) -> None:
+    print(f"==> {text}", flush=True)
+
+
+def run(*args, **kwargs) -> None:
+    subprocess.run([str(a) for a in args], check=True, cwd=ROOT, **kwargs)
+
+
+def ensure_venv(requirements: str) -> None:
+    if sys.version_info < (3, 11):
+        sys.exit(f"Python 3.11 or newer is needed; this is {sys.version.split()[0]}.")
+    if not PYTHON.exists():
+        say(f"creating a virtual environment in {VENV}")
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    files = [ROOT / "requirements.txt", ROOT / requirements]
+    digest = hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()[:16]
+    stamp = VENV / f".installed-{requirements}-{digest}"
+    if not stamp.exists():
+        say(f"installing {requirements}")
+        run(PYTHON, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+            "-r", requirements)
+        stamp.touch()
+
+
+def reachable(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1.5):
+            return True
+    except OSError:
+        return False
+
+
+def manage(*args: str, env=None) -> None:
+    run(PYTHON, "manage.py", *args, env=env)
+
+
+def start(argv: list[str]) -> None:
+    ensure_venv("requirements.txt")
+    env = dict(os.environ)
+    manage("migrate", "--noinput", "-v", "0", env=env)
+    manage("import_registry", env=env)
+    manage("seed_demo", env=env)
+    address = argv[0] if argv else "127.0.0.1:8000"
+    say(f"serving on http://{address}/  (Ctrl-C stops it)")
+    os.execve(str(PYTHON), [str(PYTHON), "manage.py", "runserver", address], env)
+
+
+def test(argv: list[str]) -> int:
+    ensure_venv("requirements-dev.txt")
+    env = dict(os.environ)
+    in_ci = env.get("CI", "").lower() == "true"
+    if not env.get("DATABASE_URL"):
+        if reachable("127.0.0.1", 5432):
+            env["DATABASE_URL"] = PG_URL
+        elif in_ci:
+            sys.exit("CI=true but PostgreSQL does not answer on 127.0.0.1:5432.")
+    if not env.get("TEST_REDIS_URL"):
+        if reachable("127.0.0.1", 6379):
+            env["TEST_REDIS_URL"] = REDIS_URL
+        elif in_ci:
+            sys.exit("CI=true but Redis does not answer on 127.0.0.1:6379.")
+    database = env.get("DATABASE_URL", "sqlite (embedded)").split("@")[-1]
+    say(f"tests on database {database}; Redis {env.get('TEST_REDIS_URL', 'not available')}")
+    # The suite sets its own mail and Celery settings; the embedded defaults stay eager.
+    for name in ("CELERY_BROKER_URL", "REDIS_URL", "REGISTRY_ENV"):
+        env.pop(name, None)
+    result = subprocess.run([str(PYTHON), "-m", "pytest", *argv], cwd=ROOT, env=env)
+    if result.returncode == 5:
+        print("pytest collected no tests: that is a broken suite, not a pass.", flush=True)
+        return 1
+    return result.returncode
+
+
+def main() -> None:
+    if len(sys.argv) < 2 or sys.argv[1] not in ("start", "test"):
+        sys.exit(__doc__)
+    command, rest = sys.argv[1], sys.argv[2:]
+    if command == "start":
+        start(rest)
+    else:
+        sys.exit(test(rest))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,11 @@
+"""The Celery application. Workers start with ``celery -A registry worker -B``."""
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry.settings")
+
+app = Celery("registry")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

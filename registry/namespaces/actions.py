@@ -1,0 +1,190 @@
+"""Every write to the published registry goes through one function here.
+
+Each takes its rows with ``select_for_update()``, checks the move against an
+explicit table, and writes the event row in the same transaction. Views, the
+admin, the review workflow and management commands call these; none copies them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django.db import IntegrityError, transaction
+
+from registry.namespaces.models import (
+    InformalNumberCounter,
+    Namespace,
+    NamespaceEvent,
+    TemplateVersion,
+)
+from registry.namespaces.template import TEXT_FIELDS
+from registry.urns import check_formal_nid, informal_nid
+
+ACTIVE = Namespace.Status.ACTIVE
+DEPRECATED = Namespace.Status.DEPRECATED
+
+# The only status changes a namespace can make. A NID is never deleted or
+# reassigned (section 5): deprecation keeps the row and points elsewhere.
+STATUS_TRANSITIONS: dict[tuple[str, str], str] = {
+    (ACTIVE, DEPRECATED): "deprecate",
+    (DEPRECATED, ACTIVE): "reinstate",
+}
+
+
+class RegistryError(Exception):
+    """A write the registry refuses; the message is for the person who tried."""
+
+
+class NIDConflict(RegistryError):
+    pass
+
+
+def _search_document(values: dict[str, str]) -> tuple[str, str]:
+    return (
+        values.get("registrant_organisation", "")[:300],
+        "\n".join(values.get(name, "") for name in ("purpose", "syntax")),
+    )
+
+
+@transaction.atomic
+def namespace_register(
+    *,
+    kind: str,
+    nid: str | None,
+    values: dict[str, str],
+    date: dt.date,
+    actor,
+    fast_track: bool = False,
+    holder=None,
+    source_request=None,
+) -> Namespace:
+    """Register a new namespace with version 1 of its template.
+
+    A formal NID is checked against sections 2.1 and 5.1 and, as the last line
+    of defence under concurrency, by the case-insensitive unique index. An
+    informal NID is the next number after the highest ever assigned, taken under
+    a row lock, so concurrent registrations get consecutive numbers."""
+    if kind == Namespace.Kind.INFORMAL:
+        counter = InformalNumberCounter.objects.select_for_update().get(pk=1)
+        counter.last_assigned += 1
+        counter.save(update_fields=["last_assigned"])
+        number: int | None = counter.last_assigned
+        nid = informal_nid(counter.last_assigned)
+    else:
+        number = None
+        if not nid:
+            raise RegistryError("A formal registration needs a NID.")
+        problems = [p for p in check_formal_nid(nid) if p.code != "already_registered"]
+        if problems:
+            raise RegistryError(str(problems[0]))
+        if Namespace.objects.by_nid(nid).exists():
+            raise NIDConflict(_taken_message(nid))
+    organisation, search_text = _search_document(values)
+    try:
+        with transaction.atomic():
+            namespace = Namespace.objects.create(
+                nid=nid, kind=kind, informal_number=number, registered_on=date,
+                holder=holder, organisation=organisation, search_text=search_text,
+            )
+    except IntegrityError:
+        raise NIDConflict(_taken_message(nid)) from None
+    version = TemplateVersion.objects.create(
+        namespace=namespace, number=1, date=date, nid=nid, fast_track=fast_track,
+        published_by=actor, source_request=source_request,
+        **{name: values.get(name, "") for name in TEXT_FIELDS},
+    )
+    NamespaceEvent.objects.create(
+        namespace=namespace, kind=NamespaceEvent.Kind.REGISTERED, version=version, actor=actor,
+        to_status=namespace.status,
+    )
+    return namespace
+
+
+def _taken_message(nid: str) -> str:
+    return (
+        f'The NID "{nid}" is already registered (NIDs compare case-insensitively, '
+        "RFC 8141 section 5.1); this request cannot be registered under it."
+    )
+
+
+@transaction.atomic
+def version_publish(
+    *, namespace: Namespace, values: dict[str, str], date: dt.date, actor,
+    fast_track: bool = False, source_request=None,
+) -> TemplateVersion:
+    """Publish the next version of a namespace's template (section 6.2 revisions)."""
+    namespace = Namespace.objects.select_for_update().get(pk=namespace.pk)
+    if not (values.get("revision_information") or "").strip() and namespace.versions.exists():
+        raise RegistryError("A revision must describe its differences from the prior version.")
+    last = namespace.versions.order_by("-number").values_list("number", flat=True).first() or 0
+    version = TemplateVersion.objects.create(
+        namespace=namespace, number=last + 1, date=date, nid=namespace.nid,
+        fast_track=fast_track, published_by=actor, source_request=source_request,
+        **{name: values.get(name, "") for name in TEXT_FIELDS},
+    )
+    namespace.organisation, namespace.search_text = _search_document(values)
+    namespace.save(update_fields=["organisation", "search_text", "updated_at"])
+    NamespaceEvent.objects.create(
+        namespace=namespace, kind=NamespaceEvent.Kind.VERSION_PUBLISHED, version=version,
+        actor=actor, from_status=namespace.status, to_status=namespace.status,
+    )
+    return version
+
+
+@transaction.atomic
+def namespace_set_status(*, namespace: Namespace, status: str, comment: str, actor) -> Namespace:
+    """Deprecate (with a pointer to what replaces it) or reinstate a namespace."""
+    namespace = Namespace.objects.select_for_update().get(pk=namespace.pk)
+    move = (namespace.status, status)
+    if move not in STATUS_TRANSITIONS:
+        raise RegistryError(f"A namespace that is {namespace.status} cannot become {status}.")
+    if not comment.strip():
+        raise RegistryError("Say why, and what to use instead.")
+    NamespaceEvent.objects.create(
+        namespace=namespace, kind=NamespaceEvent.Kind.STATUS_CHANGED, actor=actor,
+        from_status=namespace.status, to_status=status, comment=comment,
+    )
+    namespace.status = status
+    namespace.status_note = comment if status == DEPRECATED else ""
+    namespace.save_with_event(update_fields=["status", "status_note", "updated_at"])
+    return namespace
+
+
+@transaction.atomic
+def namespace_import(*, row: dict, kind: str, actor=None) -> tuple[Namespace, bool]:
+    """Insert or refresh one row of IANA's registry (idempotent). Returns (namespace, created).
+
+    Only the registry row is imported; template text that is not known stays empty."""
+    nid = row["name"]
+    fields = {
+        "registered_on": _date(row.get("date")),
+        "references": list(row.get("refs") or []),
+        "template_url": row.get("template_url") or "",
+        "template_date": _date(row.get("template_date")),
+        "registry_note": "; ".join(row.get("notes") or []),
+        "organisation": row.get("registrant") or "",
+    }
+    existing = Namespace.objects.select_for_update().by_nid(nid).first()
+    if existing is not None:
+        changed = [k for k, v in fields.items() if getattr(existing, k) != v]
+        for key in changed:
+            setattr(existing, key, fields[key])
+        if changed:
+            existing.save(update_fields=[*changed, "updated_at"])
+        return existing, False
+    number = int(row["value"]) if kind == Namespace.Kind.INFORMAL else None
+    namespace = Namespace.objects.create(nid=nid, kind=kind, informal_number=number, **fields)
+    if number is not None:
+        counter = InformalNumberCounter.objects.select_for_update().get(pk=1)
+        if number > counter.last_assigned:
+            counter.last_assigned = number
+            counter.save(update_fields=["last_assigned"])
+    NamespaceEvent.objects.create(
+        namespace=namespace, kind=NamespaceEvent.Kind.IMPORTED, actor=actor,
+        to_status=namespace.status,
+    )
+    return namespace, True
+
+
+def _date(text: str | None) -> dt.date | None:
+    return dt.date.fromisoformat(text) if text else None

@@ -1,0 +1,220 @@
+"""The published registry: namespaces, their immutable template versions and
+their append-only event log."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.db.models.functions import Lower
+from django.urls import reverse
+
+from registry.namespaces.querysets import NamespaceQuerySet
+from registry.namespaces.template import TemplateFields
+from registry.urns import nid_key
+
+
+class AppendOnlyError(Exception):
+    """Raised on any attempt to change or remove a row of the registry's history."""
+
+
+class AppendOnlyQuerySet(models.QuerySet):
+    """Rows are inserted, then never updated or deleted through the ORM."""
+
+    def update(self, **kwargs):
+        raise AppendOnlyError(f"{self.model.__name__} rows are immutable history.")
+
+    def delete(self):
+        raise AppendOnlyError(f"{self.model.__name__} rows are immutable history.")
+
+    def bulk_update(self, objs, fields, batch_size=None):
+        raise AppendOnlyError(f"{self.model.__name__} rows are immutable history.")
+
+    def update_or_create(self, *args, **kwargs):
+        raise AppendOnlyError(f"{self.model.__name__} rows are immutable history.")
+
+
+class AppendOnlyModel(models.Model):
+    """History rows: ``save()`` inserts once, and there is no way back.
+
+    On PostgreSQL a trigger refuses UPDATE and DELETE as well (migration 0002),
+    so raw SQL cannot rewrite history either."""
+
+    objects = AppendOnlyQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args, **kwargs):
+        if not self._state.adding:
+            raise AppendOnlyError(f"{type(self).__name__} {self.pk} is immutable history.")
+        kwargs["force_insert"] = True
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise AppendOnlyError(f"{type(self).__name__} {self.pk} is immutable history.")
+
+
+class Namespace(models.Model):
+    """A registered NID. Never deleted and never reassigned (RFC 8141 section 5)."""
+
+    class Kind(models.TextChoices):
+        FORMAL = "formal", "Formal"
+        INFORMAL = "informal", "Informal"
+
+    class Status(models.TextChoices):
+        ACTIVE = "active", "Active"
+        DEPRECATED = "deprecated", "Deprecated"
+
+    nid = models.CharField("NID", max_length=32,
+                           help_text="As registered; compared case-insensitively.")
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    informal_number = models.PositiveIntegerField(null=True, blank=True, unique=True,
+                                                  editable=False)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.ACTIVE)
+    status_note = models.TextField(
+        "deprecation note", blank=True,
+        help_text="For a deprecated namespace: why, and what to use instead.",
+    )
+    registered_on = models.DateField("registration date", null=True, blank=True)
+    references = models.JSONField(default=list, blank=True,
+                                  help_text="The registry's reference labels, e.g. RFC5279.")
+    template_url = models.URLField(
+        "template URL", blank=True,
+        help_text="Where IANA publishes the template, when its text is not held here.",
+    )
+    template_date = models.DateField(null=True, blank=True,
+                                     help_text="The date written inside that template.")
+    registry_note = models.TextField(blank=True)
+    # Search document of the current version, written by version_publish().
+    organisation = models.CharField(max_length=300, blank=True, editable=False)
+    search_text = models.TextField(blank=True, editable=False)
+    holder = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="namespaces",
+        help_text="The account that may request new versions.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = NamespaceQuerySet.as_manager()
+
+    class Meta:
+        ordering = [Lower("nid")]
+        constraints = [
+            models.UniqueConstraint(Lower("nid"), name="namespace_nid_case_insensitive_unique"),
+            models.CheckConstraint(
+                condition=(Q(kind="formal", informal_number__isnull=True)
+                           | Q(kind="informal", informal_number__isnull=False)),
+                name="namespace_informal_number_iff_informal",
+            ),
+        ]
+        indexes = [models.Index(fields=["kind", "status"])]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._saved_status = self.status
+
+    def __str__(self) -> str:
+        return self.nid
+
+    def save(self, *args, **kwargs):
+        # Integrity guard, not business logic: a status change is written only by
+        # namespace_set_status(), together with its event row.
+        if not self._state.adding and self.status != self._saved_status:
+            raise AppendOnlyError("Change a namespace's status with namespace_set_status().")
+        super().save(*args, **kwargs)
+        self._saved_status = self.status
+
+    def save_with_event(self, **kwargs):
+        """Save a status change whose NamespaceEvent the caller has just written."""
+        self._saved_status = self.status
+        self.save(**kwargs)
+
+    def get_absolute_url(self) -> str:
+        return reverse("namespaces:detail", args=[self.nid])
+
+    @property
+    def key(self) -> str:
+        return nid_key(self.nid)
+
+    @property
+    def is_deprecated(self) -> bool:
+        return self.status == self.Status.DEPRECATED
+
+    def current_version(self) -> TemplateVersion | None:
+        cached = getattr(self, "_prefetched_objects_cache", {}).get("versions")
+        if cached is not None:
+            return max(cached, key=lambda v: v.number, default=None)
+        return self.versions.order_by("-number").first()
+
+
+class TemplateVersion(AppendOnlyModel, TemplateFields):
+    """One published version of a namespace's registration template (Appendix A).
+
+    Immutable: a revision is a new row with the next number."""
+
+    namespace = models.ForeignKey(Namespace, on_delete=models.PROTECT, related_name="versions")
+    number = models.PositiveIntegerField("version")
+    date = models.DateField(help_text="When this version was requested of IANA (YYYY-MM-DD).")
+    nid = models.CharField("NID", max_length=32, help_text="The NID as written in this version.")
+    fast_track = models.BooleanField(
+        default=False, help_text="Registered through the fast track of section 6.3."
+    )
+    published_at = models.DateTimeField(auto_now_add=True)
+    published_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    source_request = models.ForeignKey(
+        "review.Request", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["namespace", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["namespace", "number"], name="one_version_number"),
+            models.CheckConstraint(condition=Q(number__gte=1), name="version_starts_at_1"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.namespace.nid} version {self.number}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("namespaces:version", args=[self.namespace.nid, self.number])
+
+
+class NamespaceEvent(AppendOnlyModel):
+    """Everything that happened to a namespace: the registry's change log."""
+
+    class Kind(models.TextChoices):
+        IMPORTED = "imported", "Imported from the IANA registry"
+        REGISTERED = "registered", "Registered"
+        VERSION_PUBLISHED = "version_published", "New version published"
+        STATUS_CHANGED = "status_changed", "Status changed"
+
+    namespace = models.ForeignKey(Namespace, on_delete=models.PROTECT, related_name="events")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    version = models.ForeignKey(TemplateVersion, null=True, blank=True, on_delete=models.PROTECT,
+                                related_name="+")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                              on_delete=models.SET_NULL, related_name="+")
+    from_status = models.CharField(max_length=12, blank=True)
+    to_status = models.CharField(max_length=12, blank=True)
+    comment = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.namespace.nid}: {self.get_kind_display()}"
+
+
+class InformalNumberCounter(models.Model):
+    """One row: the highest informal number ever assigned. Taken with
+    SELECT ... FOR UPDATE so that concurrent registrations queue on it."""
+
+    last_assigned = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"urn-{self.last_assigned}"

@@ -1,0 +1,114 @@
+"""Reads of the published registry, as QuerySet methods."""
+
+from __future__ import annotations
+
+import difflib
+
+from django.db import connection, models
+from django.db.models import Case, F, IntegerField, Q, Value, When
+from django.db.models.functions import Lower
+
+from registry.urns import URNSyntaxError, nid_key, parse
+
+
+class NamespaceQuerySet(models.QuerySet):
+    def active(self):
+        return self.filter(status="active")
+
+    def deprecated(self):
+        return self.filter(status="deprecated")
+
+    def formal(self):
+        return self.filter(kind="formal")
+
+    def informal(self):
+        return self.filter(kind="informal")
+
+    def by_nid(self, nid: str):
+        """Case-insensitive NID match (section 2.1), through the LOWER(nid) index."""
+        return self.filter(nid__lower=nid_key(nid))
+
+    def nid_keys(self) -> set[str]:
+        return {nid_key(n) for n in self.values_list("nid", flat=True)}
+
+    def sorted_by(self, key: str):
+        """Order for the registry tables: 'nid', '-nid', 'date', '-date'."""
+        orders = {
+            "nid": [Lower("nid")],
+            "-nid": [Lower("nid").desc()],
+            "date": [F("registered_on").asc(nulls_last=True), Lower("nid")],
+            "-date": [F("registered_on").desc(nulls_last=True), Lower("nid")],
+            "number": ["informal_number"],
+            "-number": ["-informal_number"],
+        }
+        return self.order_by(*orders.get(key, orders["nid"]))
+
+    def search(self, q: str):
+        """Namespaces matching ``q`` in NID, registrant organisation, purpose or
+        syntax, best first: an exact NID, then NID prefix, then the rest by rank."""
+        q = (q or "").strip()[:200]
+        if not q:
+            return self.none()
+        key = q.lower()
+        nid_rank = Case(
+            When(nid__lower=key, then=Value(300)),
+            When(nid__istartswith=q, then=Value(200)),
+            When(nid__icontains=q, then=Value(100)),
+            default=Value(0),
+            output_field=IntegerField(),
+        )
+        if connection.vendor == "postgresql":
+            from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
+
+            query = SearchQuery(q, search_type="websearch", config="english")
+            vector = (
+                SearchVector("nid", weight="A", config="simple")
+                + SearchVector("organisation", weight="B", config="english")
+                + SearchVector("search_text", weight="C", config="english")
+            )
+            return (
+                self.annotate(nid_rank=nid_rank, text_rank=SearchRank(vector, query))
+                .filter(Q(nid_rank__gt=0) | Q(text_rank__gt=0))
+                .order_by("-nid_rank", "-text_rank", Lower("nid"))
+            )
+        words = [w for w in q.split() if w]
+        text_match = Q()
+        for word in words:
+            text_match &= (Q(organisation__icontains=word) | Q(search_text__icontains=word)
+                           | Q(nid__icontains=word))
+        return (
+            self.annotate(nid_rank=nid_rank)
+            .filter(Q(nid_rank__gt=0) | text_match)
+            .order_by("-nid_rank", Lower("nid"))
+        )
+
+    def similar_to(self, nid: str, limit: int = 5) -> list[str]:
+        """NIDs that look like ``nid``, for "did you mean" (trigrams on PostgreSQL)."""
+        nid = (nid or "")[:64]
+        if not nid:
+            return []
+        if connection.vendor == "postgresql":
+            from django.contrib.postgres.search import TrigramSimilarity
+
+            return list(
+                self.annotate(similarity=TrigramSimilarity("nid", nid))
+                .filter(similarity__gt=0.2)
+                .order_by("-similarity", Lower("nid"))
+                .values_list("nid", flat=True)[:limit]
+            )
+        names = list(self.values_list("nid", flat=True))
+        by_key = {n.lower(): n for n in names}
+        close = difflib.get_close_matches(nid.lower(), list(by_key), n=limit, cutoff=0.6)
+        return [by_key[c] for c in close]
+
+
+def nid_from_query(q: str) -> str | None:
+    """If ``q`` is a URN, the NID it names (so a search for a URN jumps there)."""
+    q = (q or "").strip()
+    if not q.lower().startswith("urn:"):
+        return None
+    try:
+        return parse(q).nid
+    except URNSyntaxError:
+        head = q[4:].split(":", 1)[0]
+        return head or None

@@ -1,0 +1,213 @@
+"""The fields of the RFC 8141 Appendix A registration template, in its order.
+
+One abstract model holds them so that a draft request, each submitted round
+and each published version carry exactly the same fields; the guidance shown
+with each field condenses sections 6.4.1-6.4.7.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import models
+
+# The longest text a template field may hold; real templates are far shorter.
+FIELD_MAX_CHARS = 20_000
+
+
+@dataclass(frozen=True)
+class TemplateSection:
+    title: str
+    fields: tuple[str, ...]
+
+
+class TemplateFields(models.Model):
+    """Appendix A. NID, version and date live on the models that use these fields."""
+
+    registrant_organisation = models.CharField(
+        "organisation",
+        max_length=300,
+        blank=True,
+        help_text="The person or organisation registering the NID.",
+    )
+    registrant_address = models.TextField(
+        "organisation address", blank=True, help_text="Postal address of the organisation."
+    )
+    contact_name = models.CharField(
+        "contact person", max_length=200, blank=True,
+        help_text="The designated contact person for this namespace.",
+    )
+    contact_email = models.EmailField("contact email", max_length=254, blank=True)
+    contact_phone = models.CharField("contact phone", max_length=64, blank=True)
+    contact_postal = models.TextField("contact postal address", blank=True)
+    purpose = models.TextField(
+        blank=True,
+        help_text=(
+            "Section 6.4.1: the kinds of resources named; scope and community of use; who "
+            "benefits and how; how it relates to existing URN namespaces, URI schemes and other "
+            "identifier systems; which software uses the URNs; whether resolution services exist; "
+            "whether the namespace is to become part of a standard."
+        ),
+    )
+    syntax = models.TextField(
+        blank=True,
+        help_text=(
+            "Section 6.4.2: the structure of the NSS (ABNF, an algorithm or a regular "
+            "expression, or 'opaque'); special encoding rules; URN-equivalence rules beyond "
+            "section 3; mappings needed to conform to URN syntax; meaning of q- and "
+            "f-components, if any."
+        ),
+    )
+    assignment = models.TextField(
+        blank=True,
+        help_text=(
+            "Section 6.4.3: who assigns URNs and how (open, closed or delegated) and how "
+            "uniqueness is ensured."
+        ),
+    )
+    security = models.TextField(
+        "security and privacy",
+        blank=True,
+        help_text=(
+            "Section 6.4.4: false positives and negatives in comparison, leakage of private "
+            "information, directory harvesting, and the concerns of RFC 3552 and RFC 6973."
+        ),
+    )
+    interoperability = models.TextField(
+        blank=True,
+        help_text=(
+            "Section 6.4.5 (required): known interoperability issues, such as confusion with "
+            "other namespaces, identifier systems or URI schemes."
+        ),
+    )
+    resolution = models.TextField(
+        blank=True,
+        help_text=(
+            "Section 6.4.6 (required): whether resolution is intended; who runs or recommends "
+            "resolvers; handling of r-components."
+        ),
+    )
+    documentation = models.TextField(
+        blank=True,
+        help_text=(
+            "A pointer to an RFC, another standards body's specification, or a stable document "
+            "about this namespace. Required for the fast track (section 6.3)."
+        ),
+    )
+    additional_information = models.TextField(
+        blank=True,
+        help_text="Section 6.4.7 (optional): comparisons with namespaces that might overlap.",
+    )
+    revision_information = models.TextField(
+        blank=True,
+        help_text=(
+            "For a revision: describe the differences from the prior version (section 6.2: "
+            "MUST), noting changes in the underlying technology or management processes."
+        ),
+    )
+
+    class Meta:
+        abstract = True
+
+
+TEXT_FIELDS: tuple[str, ...] = (
+    "registrant_organisation",
+    "registrant_address",
+    "contact_name",
+    "contact_email",
+    "contact_phone",
+    "contact_postal",
+    "purpose",
+    "syntax",
+    "assignment",
+    "security",
+    "interoperability",
+    "resolution",
+    "documentation",
+    "additional_information",
+    "revision_information",
+)
+
+SECTIONS: tuple[TemplateSection, ...] = (
+    TemplateSection(
+        "Registrant",
+        ("registrant_organisation", "registrant_address", "contact_name", "contact_email",
+         "contact_phone", "contact_postal"),
+    ),
+    TemplateSection("Purpose", ("purpose",)),
+    TemplateSection("Syntax", ("syntax",)),
+    TemplateSection("Assignment", ("assignment",)),
+    TemplateSection("Security and Privacy", ("security",)),
+    TemplateSection("Interoperability", ("interoperability",)),
+    TemplateSection("Resolution", ("resolution",)),
+    TemplateSection("Documentation", ("documentation",)),
+    TemplateSection("Additional Information", ("additional_information",)),
+    TemplateSection("Revision Information", ("revision_information",)),
+)
+
+# Required before a request can be submitted (Appendix A; 6.4.5 and 6.4.6 say MUST).
+REQUIRED_FIELDS: tuple[str, ...] = (
+    "registrant_organisation",
+    "contact_name",
+    "contact_email",
+    "purpose",
+    "syntax",
+    "assignment",
+    "security",
+    "interoperability",
+    "resolution",
+)
+
+
+def field_label(name: str) -> str:
+    return str(TemplateFields._meta.get_field(name).verbose_name).capitalize()
+
+
+def template_values(obj) -> dict[str, str]:
+    return {name: getattr(obj, name) for name in TEXT_FIELDS}
+
+
+def missing_fields(values: dict[str, str], *, fast_track: bool, revision: bool) -> list[str]:
+    """The template fields still empty that submission needs."""
+    required = list(REQUIRED_FIELDS)
+    if fast_track:
+        required.append("documentation")
+    if revision:
+        required.append("revision_information")
+    return [name for name in required if not (values.get(name) or "").strip()]
+
+
+def render_text(*, nid: str, version: int | None, date, values: dict[str, str],
+                fast_track: bool = False) -> str:
+    """The plain-text template in the layout IANA publishes."""
+
+    def block(label: str, text: str) -> str:
+        text = (text or "").strip()
+        if not text:
+            return f"{label}:\n"
+        indented = "\n".join(("   " + line) if line else "" for line in text.splitlines())
+        return f"{label}:\n{indented}\n"
+
+    registrant = "\n".join(
+        line
+        for line in (
+            values.get("registrant_organisation", ""),
+            values.get("registrant_address", ""),
+            "Contact: " + values["contact_name"] if values.get("contact_name") else "",
+            "Email: " + values["contact_email"] if values.get("contact_email") else "",
+            "Phone: " + values["contact_phone"] if values.get("contact_phone") else "",
+            values.get("contact_postal", ""),
+            "Fast track requested by a standards body (RFC 8141 section 6.3)." if fast_track
+            else "",
+        )
+        if line
+    )
+    parts = [
+        f"Namespace Identifier:\n   {nid}\n",
+        f"Version:\n   {version if version is not None else ''}\n",
+        f"Date:\n   {date.isoformat() if date else ''}\n",
+        block("Registrant", registrant),
+    ]
+    for section in SECTIONS[1:]:
+        parts.append(block(section.title, values.get(section.fields[0], "")))
+    return "\n".join(parts)

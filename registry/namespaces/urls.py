@@ -1,0 +1,24 @@
+from django.urls import path
+
+from registry.namespaces import api, views
+
+app_name = "namespaces"
+
+urlpatterns = [
+    path("", views.registry_page, name="registry"),
+    path("search/", views.search, name="search"),
+    path("check/", views.check, name="check"),
+    path("namespaces/<str:nid>/", views.detail, name="detail"),
+    path("namespaces/<str:nid>/template.txt", views.template_txt, name="template-txt"),
+    path("namespaces/<str:nid>/v/<int:number>/", views.version, name="version"),
+    path("namespaces/<str:nid>/v/<int:number>/template.txt", views.template_txt,
+         name="version-txt"),
+    path("namespaces/<str:nid>/diff/", views.diff, name="diff"),
+    path("registry.xml", api.registry_xml_view, name="registry-xml"),
+    path("registry.csv", api.registry_csv_view, name="registry-csv"),
+    path("feed.atom", api.registry_feed, name="feed"),
+    path("api/namespaces/", api.namespaces_list, name="api-list"),
+    path("api/namespaces/<str:nid>/", api.namespace_detail, name="api-detail"),
+    path("api/check", api.check, name="api-check"),
+    path("api/nid-check", api.nid_check, name="api-nid-check"),
+]

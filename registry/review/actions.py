@@ -1,0 +1,252 @@
+"""Every write to a registration request goes through one function here.
+
+Each function locks the request row (``select_for_update``), asks the
+workflow table whether the move is allowed, writes the RequestEvent in the same
+transaction as the change, and queues mail with ``transaction.on_commit`` so a
+mail failure never rolls back a decision.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from registry.accounts.roles import is_expert
+from registry.namespaces.actions import RegistryError, namespace_register, version_publish
+from registry.namespaces.models import Namespace
+from registry.namespaces.template import TEXT_FIELDS
+from registry.review import tasks
+from registry.review.models import EDITABLE_STATES, Comment, Request, RequestEvent, Round, State
+from registry.review.workflow import TransitionRefused, check, roles_of
+
+__all__ = [
+    "StaleEdit",
+    "TransitionRefused",
+    "request_assign",
+    "request_comment",
+    "request_create",
+    "request_set_standardisation",
+    "request_transition",
+    "request_update",
+]
+
+# Who is told about which transition: each pair becomes one mail task.
+MAIL_AUDIENCES: dict[str, tuple[str, ...]] = {
+    "submit": ("review_list",),
+    "resubmit": ("review_list",),
+    "request_changes": ("registrant",),
+    "approve": ("registrant", "staff"),
+    "report_to_iesg": ("registrant", "staff"),
+    "reject": ("registrant",),
+    "record_iesg_approval": ("registrant", "staff"),
+    "record_iesg_rejection": ("registrant",),
+    "request_registration": ("review_list", "staff"),
+    "register": ("registrant", "review_list"),
+    "withdraw": ("experts",),
+}
+
+
+class StaleEdit(Exception):
+    """The form was based on an older copy of the request than the one stored."""
+
+
+def _queue_event_mails(event: RequestEvent) -> None:
+    audiences = MAIL_AUDIENCES.get(event.transition, ())
+    if event.transition == "withdraw" and event.from_state == State.DRAFT:
+        audiences = ()  # nobody saw a draft
+    for audience in audiences:
+        transaction.on_commit(
+            lambda audience=audience: tasks.send_event_mail_task.delay(event.pk, audience)
+        )
+
+
+def _clean_values(values: dict[str, str]) -> dict[str, str]:
+    return {name: values.get(name, "") or "" for name in TEXT_FIELDS if name in values}
+
+
+@transaction.atomic
+def request_create(*, actor, kind: str = Namespace.Kind.FORMAL, proposed_nid: str = "",
+                   fast_track: bool = False, values: dict[str, str] | None = None,
+                   revises: Namespace | None = None) -> Request:
+    """Start a draft: a new namespace, or (``revises``) the next version of one the
+    actor holds, starting from its current text."""
+    if revises is not None:
+        if revises.holder_id != actor.pk:
+            raise TransitionRefused("Only the holder of a namespace can revise it.")
+        current = revises.current_version()
+        start = {name: getattr(current, name) for name in TEXT_FIELDS} if current else {}
+        start["revision_information"] = ""
+        start.update(_clean_values(values or {}))
+        values = start
+        kind = revises.kind
+        proposed_nid = ""
+        fast_track = fast_track or bool(current and current.fast_track)
+    request = Request.objects.create(
+        registrant=actor, kind=kind, proposed_nid=proposed_nid if kind == "formal" else "",
+        fast_track=fast_track, revises=revises, **_clean_values(values or {}),
+    )
+    RequestEvent.objects.create(request=request, actor=actor, transition="create",
+                                from_state=State.DRAFT, to_state=State.DRAFT)
+    return request
+
+
+@transaction.atomic
+def request_update(*, request: Request, actor, edit_version: int, kind: str,
+                   proposed_nid: str, fast_track: bool, values: dict[str, str]) -> Request:
+    """Save the working copy of a draft (or of a request sent back for changes).
+    Partial content is fine; completeness is checked at submission."""
+    request = Request.objects.select_for_update().get(pk=request.pk)
+    if request.registrant_id != actor.pk:
+        raise TransitionRefused("Only the registrant can edit this request.")
+    if request.state not in EDITABLE_STATES:
+        raise StaleEdit(
+            f"This request is now \"{request.get_state_display().lower()}\" and can no longer "
+            "be edited; your text is below so you can copy it."
+        )
+    if edit_version != request.edit_version:
+        raise StaleEdit(
+            "This request was changed in another window or tab after you opened this form. "
+            "Your text is below; reload the request to see the saved copy before saving again."
+        )
+    if not request.is_revision:
+        request.kind = kind
+        request.proposed_nid = proposed_nid if kind == Namespace.Kind.FORMAL else ""
+    request.fast_track = fast_track
+    for name, value in _clean_values(values).items():
+        setattr(request, name, value)
+    request.edit_version += 1
+    request.last_activity_at = timezone.now()
+    request.save()
+    return request
+
+
+def _make_round(request: Request, actor) -> Round:
+    number = request.rounds.count() + 1
+    if request.is_revision:
+        current = request.revises.versions.order_by("-number").values_list("number", flat=True)
+        version = (current.first() or 0) + 1
+        nid = request.revises.nid
+    else:
+        version, nid = 1, request.proposed_nid
+    return Round.objects.create(
+        request=request, number=number, nid=nid, kind=request.kind,
+        fast_track=request.fast_track, version=version, date=timezone.localdate(),
+        submitted_by=actor, **request.values(),
+    )
+
+
+def _register(request: Request, actor):
+    round_ = request.latest_round()
+    values = round_.values()
+    try:
+        if request.is_revision:
+            return version_publish(namespace=request.revises, values=values,
+                                   date=timezone.localdate(), actor=actor,
+                                   fast_track=request.fast_track, source_request=request)
+        namespace = namespace_register(
+            kind=request.kind, nid=round_.nid or None, values=values,
+            date=timezone.localdate(), actor=actor, fast_track=request.fast_track,
+            holder=request.registrant, source_request=request,
+        )
+        return namespace.versions.get(number=1)
+    except RegistryError as exc:
+        raise TransitionRefused(str(exc)) from exc
+
+
+@transaction.atomic
+def request_transition(*, request: Request, transition: str, actor, comment: str = "",
+                       early_reason: str = "") -> Request:
+    """Take one transition of the workflow table (see registry.review.workflow)."""
+    request = Request.objects.select_for_update().select_related("registrant", "revises").get(
+        pk=request.pk
+    )
+    move = check(request, transition, actor, comment=comment, early_reason=early_reason)
+    now = timezone.now()
+    round_ = None
+    if transition in ("submit", "resubmit"):
+        round_ = _make_round(request, actor)
+        request.review_started_at = now
+    if transition == "register":
+        request.published_version = _register(request, actor)
+    text = comment.strip()
+    ends = request.review_period_ends()
+    if move.decision and early_reason.strip() and ends and now < ends:
+        text += f"\n\nDecided before the end of the public review period: {early_reason.strip()}"
+    event = RequestEvent.objects.create(
+        request=request, actor=actor, transition=transition, from_state=request.state,
+        to_state=move.target, comment=text.strip(), round=round_,
+    )
+    request.state = move.target
+    request.last_activity_at = now
+    request.save_with_event()
+    _queue_event_mails(event)
+    return request
+
+
+@transaction.atomic
+def request_assign(*, request: Request, expert, actor) -> Request:
+    """Assign a request to a designated expert (an expert may take it themselves)."""
+    request = Request.objects.select_for_update().get(pk=request.pk)
+    if not is_expert(actor):
+        raise TransitionRefused("Only designated experts assign requests.")
+    if expert is not None and not is_expert(expert):
+        raise TransitionRefused(f"{expert} is not a designated expert.")
+    request.assigned_expert = expert
+    request.last_activity_at = timezone.now()
+    request.save(update_fields=["assigned_expert", "last_activity_at", "updated_at"])
+    RequestEvent.objects.create(
+        request=request, actor=actor, transition="assign", from_state=request.state,
+        to_state=request.state,
+        comment=f"Assigned to {expert.display_name}." if expert else "Unassigned.",
+    )
+    return request
+
+
+@transaction.atomic
+def request_set_standardisation(*, request: Request, involved: bool, actor,
+                                comment: str = "") -> Request:
+    """The experts' flag: standardisation is involved, so approval goes to the IESG."""
+    request = Request.objects.select_for_update().get(pk=request.pk)
+    if not is_expert(actor):
+        raise TransitionRefused("Only designated experts decide whether standardisation is "
+                                "involved.")
+    if request.fast_track:
+        raise TransitionRefused("Fast-track requests do not go to the IESG (section 6.3).")
+    if request.state not in (State.DRAFT, State.IN_REVIEW, State.CHANGES_REQUESTED):
+        raise TransitionRefused("The flag can only change before a decision.")
+    request.standardisation = involved
+    request.save(update_fields=["standardisation", "updated_at"])
+    RequestEvent.objects.create(
+        request=request, actor=actor, transition="set_standardisation",
+        from_state=request.state, to_state=request.state,
+        comment=(("Standardisation is involved: approval goes to the IESG. " if involved
+                  else "No standardisation involved. ") + comment).strip(),
+    )
+    return request
+
+
+@transaction.atomic
+def request_comment(*, request: Request, actor, body: str, audience: str) -> Comment:
+    """Comment on a request. Anyone signed in may comment publicly while it is in
+    public review; experts also write to the registrant or among themselves."""
+    request = Request.objects.select_for_update().get(pk=request.pk)
+    body = body.strip()
+    if not body:
+        raise TransitionRefused("Write a comment first.")
+    roles = roles_of(actor, request)
+    if audience == Comment.Audience.EXPERTS and "expert" not in roles:
+        raise TransitionRefused("Only designated experts can write internal comments.")
+    if audience == Comment.Audience.REGISTRANT and not roles & {"expert", "staff"}:
+        raise TransitionRefused("Only experts and IANA staff write to the registrant.")
+    if audience == Comment.Audience.PUBLIC and request.state == State.DRAFT:
+        raise TransitionRefused("A draft is not in public review yet.")
+    if audience == Comment.Audience.PUBLIC and request.state in (
+        State.REGISTERED, State.REJECTED, State.WITHDRAWN
+    ) and not roles:
+        raise TransitionRefused("The public review of this request is closed.")
+    comment = Comment.objects.create(request=request, author=actor, audience=audience,
+                                     body=body, round=request.latest_round())
+    request.last_activity_at = timezone.now()
+    request.save(update_fields=["last_activity_at", "updated_at"])
+    transaction.on_commit(lambda: tasks.send_comment_mail_task.delay(comment.pk))
+    return comment

@@ -1,0 +1,11 @@
+from django.apps import AppConfig
+
+
+class ReviewConfig(AppConfig):
+    name = "registry.review"
+    label = "review"
+    verbose_name = "Registration requests and review"
+
+    def ready(self) -> None:
+        # Load the Celery app so that shared tasks bind to it in web processes too.
+        import registry.celery  # noqa: F401

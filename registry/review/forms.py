@@ -1,0 +1,143 @@
+"""The Appendix A request form, and the small forms of the review pages."""
+
+from __future__ import annotations
+
+from crispy_forms.helper import FormHelper
+from crispy_forms.layout import HTML, Div, Field, Fieldset, Layout
+from django import forms
+from django.core.validators import MaxLengthValidator
+
+from registry.namespaces.models import Namespace
+from registry.namespaces.template import (
+    FIELD_MAX_CHARS,
+    REQUIRED_FIELDS,
+    SECTIONS,
+    TEXT_FIELDS,
+)
+from registry.review.models import Comment, Request
+from registry.review.validation import nid_problems
+
+NID_INPUT_MAX = 64  # accept a little more than 32 so the length rule can be explained
+
+
+class RequestForm(forms.ModelForm):
+    """Every Appendix A field, grouped like the template. ``submitting`` makes the
+    fields that submission needs required; a draft saves with anything filled."""
+
+    edit_version = forms.IntegerField(widget=forms.HiddenInput)
+    proposed_nid = forms.CharField(
+        label="Proposed NID", required=False, max_length=NID_INPUT_MAX,
+        help_text=(
+            "Formal NIDs: more than two characters, letters, digits and hyphens; not starting "
+            'with "urn-", "X-" or two letters and a hyphen (RFC 8141 sections 2.1 and 5.1).'
+        ),
+        widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false",
+                                      "data-nid-check": "1"}),
+    )
+
+    class Meta:
+        model = Request
+        fields = ["kind", "proposed_nid", "fast_track", *TEXT_FIELDS]
+        widgets = {
+            "kind": forms.RadioSelect,
+            **{name: forms.Textarea(attrs={"rows": 4}) for name in TEXT_FIELDS
+               if name not in ("registrant_organisation", "contact_name", "contact_email",
+                               "contact_phone")},
+        }
+        labels = {"kind": "Kind of namespace", "fast_track": "Ask for the fast track"}
+        help_texts = {
+            "kind": "Formal: you propose the NID. Informal: IANA assigns urn-N at registration "
+                    "(RFC 8141 section 5.2).",
+            "fast_track": "Only for recognized standards bodies, scientific societies and "
+                          "similar bodies (section 6.3); needs a Documentation pointer.",
+        }
+
+    def __init__(self, *args, submitting: bool = False, revision: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.submitting = submitting
+        self.revision = revision
+        for name in TEXT_FIELDS:
+            field = self.fields[name]
+            if not getattr(field, "max_length", None):
+                field.max_length = FIELD_MAX_CHARS
+                field.validators.append(MaxLengthValidator(FIELD_MAX_CHARS))
+        if revision:
+            del self.fields["kind"]
+            del self.fields["proposed_nid"]
+            self.fields["revision_information"].help_text = (
+                "Required: describe the differences from the published version (RFC 8141 "
+                "section 6.2 says a revision MUST describe them)."
+            )
+        else:
+            self.fields["revision_information"].widget = forms.HiddenInput()
+        self.helper = FormHelper()
+        self.helper.form_tag = False
+        self.helper.layout = self._layout(revision)
+
+    def _layout(self, revision: bool) -> Layout:
+        head = [] if revision else [
+            Fieldset("Namespace", "kind",
+                     Div(Field("proposed_nid"), HTML('<div id="nid-status" class="field-status" '
+                                                     'aria-live="polite"></div>'),
+                         css_id="nid-group"),
+                     "fast_track"),
+        ]
+        if revision:
+            head = [Fieldset("Procedure", "fast_track")]
+        body = []
+        for section in SECTIONS:
+            fields = [f for f in section.fields if f in self.fields]
+            if section.title == "Revision Information" and not revision:
+                body.append(Field("revision_information"))
+                continue
+            body.append(Fieldset(section.title, *fields))
+        return Layout(*head, *body, "edit_version")
+
+    def clean_proposed_nid(self):
+        nid = self.cleaned_data.get("proposed_nid", "").strip()
+        kind = self.data.get(self.add_prefix("kind"), self.initial.get("kind"))
+        if kind != Namespace.Kind.FORMAL or not nid:
+            return nid
+        problems = nid_problems(nid)
+        if problems:
+            raise forms.ValidationError(problems)
+        return nid
+
+    def clean(self):
+        data = super().clean()
+        if not self.submitting:
+            return data
+        required = list(REQUIRED_FIELDS)
+        if data.get("fast_track"):
+            required.append("documentation")
+        if self.revision:
+            required.append("revision_information")
+        for name in required:
+            if name in self.fields and not (data.get(name) or "").strip() and name not in \
+                    self.errors:
+                self.add_error(name, "Required before you submit.")
+        kind = data.get("kind", Namespace.Kind.FORMAL)
+        if (not self.revision and kind == Namespace.Kind.FORMAL
+                and not (data.get("proposed_nid") or "") and "proposed_nid" not in self.errors):
+            self.add_error("proposed_nid", "A formal namespace needs a proposed NID.")
+        return data
+
+
+class TransitionForm(forms.Form):
+    comment = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}),
+                              max_length=FIELD_MAX_CHARS)
+    early_reason = forms.CharField(
+        required=False, max_length=2000, label="Reason for deciding before the review period ends",
+        widget=forms.TextInput,
+    )
+
+
+class CommentForm(forms.Form):
+    body = forms.CharField(label="Comment", widget=forms.Textarea(attrs={"rows": 3}),
+                           max_length=FIELD_MAX_CHARS)
+    audience = forms.ChoiceField(choices=Comment.Audience.choices,
+                                 initial=Comment.Audience.PUBLIC)
+
+
+class AssignForm(forms.Form):
+    expert = forms.IntegerField(required=False)

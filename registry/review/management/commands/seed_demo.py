@@ -1,0 +1,142 @@
+"""Demo accounts and requests for a local instance (refuses to run in production).
+
+    python manage.py seed_demo
+
+Accounts (password for all: the DEMO_PASSWORD below, printed at the end):
+registrant@example.org, other@example.org, expert@example.org, staff@example.org,
+and sdo@example.org (a recognized standards body). Requests are created through
+registry.review.actions, exactly as the web pages create them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from allauth.account.models import EmailAddress
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+from django.utils import timezone
+
+from registry.accounts.models import User
+from registry.accounts.roles import EXPERT, STAFF, add_role
+from registry.env import IS_PRODUCTION
+from registry.namespaces.models import Namespace
+from registry.review import actions
+from registry.review.models import Request
+
+DEMO_PASSWORD = "demo-registry-8141"  # noqa: S105 - local demo accounts only
+
+PEOPLE = [
+    ("registrant@example.org", "Rita", "Registrant", "Example Archive Foundation", []),
+    ("other@example.org", "Otto", "Other", "Other Registrant Ltd", []),
+    ("expert@example.org", "Erin", "Expert", "", [EXPERT]),
+    ("staff@example.org", "Sam", "Staff", "IANA", [STAFF]),
+    ("sdo@example.org", "Sofia", "Standards", "Example Standards Organization", []),
+]
+
+TEMPLATE = {
+    "registrant_address": "1 Example Street, Example City",
+    "contact_phone": "+1 555 0100",
+    "purpose": "Identifies the records of a long-term digital archive, persistently, for "
+               "libraries and researchers on the public Internet.",
+    "syntax": 'NSS = 1*DIGIT "-" 1*DIGIT ; collection number, hyphen, record number\n'
+              "URN-equivalence: section 3 of RFC 8141, nothing more.",
+    "assignment": "Assigned sequentially by the archive; a number is never reused.",
+    "security": "No personal data is carried in the NSS; records are public.",
+    "interoperability": "No known issues; the NSS uses only digits and a hyphen.",
+    "resolution": "The archive runs an HTTPS resolver at https://archive.example/urn/.",
+    "documentation": "https://archive.example/urn-spec",
+}
+
+
+class Command(BaseCommand):
+    help = "Create demo accounts and requests (local instances only)."
+
+    def handle(self, *args, **options):
+        if IS_PRODUCTION:
+            raise CommandError("seed_demo creates accounts with a known password; "
+                               "it does not run in production.")
+        with transaction.atomic():
+            people = {email: self._person(email, first, last, org, roles)
+                      for email, first, last, org, roles in PEOPLE}
+            people["sdo@example.org"].recognized_standards_body = True
+            people["sdo@example.org"].save(update_fields=["recognized_standards_body"])
+            if not Request.objects.exists():
+                self._requests(people)
+        self.stdout.write(self.style.SUCCESS(
+            "Demo accounts: " + ", ".join(p[0] for p in PEOPLE)
+            + f" (password: {DEMO_PASSWORD})"
+        ))
+
+    def _person(self, email, first, last, organisation, roles) -> User:
+        user = User.objects.filter(email=email).first()
+        if user is None:
+            user = User.objects.create_user(email=email, password=DEMO_PASSWORD,
+                                            first_name=first, last_name=last,
+                                            organisation=organisation)
+        EmailAddress.objects.update_or_create(
+            user=user, email=email, defaults={"verified": True, "primary": True}
+        )
+        for role in roles:
+            add_role(user, role)
+        return user
+
+    def _values(self, user: User, **extra) -> dict[str, str]:
+        return {**TEMPLATE, "registrant_organisation": user.organisation,
+                "contact_name": user.get_full_name(), "contact_email": user.email, **extra}
+
+    def _requests(self, people):
+        rita, otto = people["registrant@example.org"], people["other@example.org"]
+        erin, sam = people["expert@example.org"], people["staff@example.org"]
+        sofia = people["sdo@example.org"]
+        long_ago = "Reviewed on the list for the full period in the demo."
+
+        # A namespace registered through the community path, then revised: two versions.
+        first = actions.request_create(actor=rita, kind="formal", proposed_nid="exarchive",
+                                       values=self._values(rita))
+        actions.request_transition(request=first, transition="submit", actor=rita)
+        actions.request_transition(request=first, transition="approve", actor=erin,
+                                   comment="Clear syntax and assignment; no conflicts.",
+                                   early_reason=long_ago)
+        actions.request_transition(request=first, transition="register", actor=sam)
+        namespace = Namespace.objects.by_nid("exarchive").get()
+        revision = actions.request_create(actor=rita, revises=namespace)
+        actions.request_update(
+            request=revision, actor=rita, edit_version=revision.edit_version, kind="formal",
+            proposed_nid="", fast_track=False,
+            values=self._values(rita, resolution="The archive runs HTTPS resolvers at "
+                                "https://archive.example/urn/ and https://mirror.example/urn/.",
+                                revision_information="Version 2 adds a mirror resolver."),
+        )
+        actions.request_transition(request=revision, transition="submit", actor=rita)
+        actions.request_transition(request=revision, transition="approve", actor=erin,
+                                   comment="A mirror is welcome.", early_reason=long_ago)
+        actions.request_transition(request=revision, transition="register", actor=sam)
+
+        # In public review, with a comment and a conflicting proposal for the same NID.
+        pending = actions.request_create(actor=rita, kind="formal", proposed_nid="exlib",
+                                         values=self._values(rita))
+        actions.request_transition(request=pending, transition="submit", actor=rita)
+        actions.request_comment(request=pending, actor=otto, audience="public",
+                                body="Will the records include personal data of donors?")
+        rival = actions.request_create(actor=otto, kind="formal", proposed_nid="ExLib",
+                                       values=self._values(otto))
+        actions.request_transition(request=rival, transition="submit", actor=otto)
+
+        # A fast-track request from a recognized standards body, in review.
+        fast = actions.request_create(actor=sofia, kind="formal", proposed_nid="exsdo",
+                                      fast_track=True, values=self._values(sofia))
+        actions.request_transition(request=fast, transition="submit", actor=sofia)
+
+        # An informal request approved and waiting for IANA, and a private draft.
+        informal = actions.request_create(actor=otto, kind="informal",
+                                          values=self._values(otto))
+        actions.request_transition(request=informal, transition="submit", actor=otto)
+        actions.request_transition(request=informal, transition="approve", actor=erin,
+                                   comment="Fine as an informal namespace.",
+                                   early_reason=long_ago)
+        actions.request_create(actor=rita, kind="formal", proposed_nid="exdraft",
+                               values={"purpose": "Half-written draft."})
+        Request.objects.filter(pk=pending.pk).update(
+            last_activity_at=timezone.now() - dt.timedelta(days=9)
+        )

@@ -1,0 +1,236 @@
+"""Registration requests, their immutable rounds, and the review's audit trail."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Count, Q
+from django.db.models.functions import Lower
+from django.urls import reverse
+from django.utils import timezone
+
+from registry.namespaces.models import AppendOnlyError, AppendOnlyModel, Namespace
+from registry.namespaces.template import TemplateFields, missing_fields, template_values
+
+
+class State(models.TextChoices):
+    DRAFT = "draft", "Draft"
+    IN_REVIEW = "in_review", "In public review"
+    CHANGES_REQUESTED = "changes_requested", "Changes requested"
+    AWAITING_IESG = "awaiting_iesg", "Awaiting IESG direction"
+    APPROVED = "approved", "Ready for IANA to register"
+    REGISTERED = "registered", "Registered"
+    REJECTED = "rejected", "Rejected"
+    WITHDRAWN = "withdrawn", "Withdrawn"
+
+
+OPEN_STATES = (State.IN_REVIEW, State.CHANGES_REQUESTED, State.AWAITING_IESG, State.APPROVED)
+EDITABLE_STATES = (State.DRAFT, State.CHANGES_REQUESTED)
+FINAL_STATES = (State.REGISTERED, State.REJECTED, State.WITHDRAWN)
+
+
+class RequestQuerySet(models.QuerySet):
+    def open(self):
+        return self.filter(state__in=OPEN_STATES)
+
+    def in_public_review(self):
+        return self.filter(state=State.IN_REVIEW)
+
+    def of(self, user):
+        return self.filter(registrant=user)
+
+    def with_conflicts(self):
+        """Annotate ``conflicts``: how many other open requests propose the same NID
+        (section 6.2 asks experts to watch for such race conditions)."""
+        same_nid = Request.objects.open().filter(
+            proposed_nid__lower=models.OuterRef("proposed_nid__lower")
+        ).exclude(pk=models.OuterRef("pk")).exclude(proposed_nid="")
+        return self.annotate(
+            conflicts=models.Subquery(
+                same_nid.order_by().values("proposed_nid__lower")
+                .annotate(c=Count("pk")).values("c")[:1],
+                output_field=models.IntegerField(),
+            )
+        )
+
+    def idle_since(self, moment: dt.datetime):
+        return self.filter(state__in=OPEN_STATES, last_activity_at__lt=moment)
+
+
+class Request(TemplateFields):
+    """A request to register a namespace, or to publish a new version of one.
+
+    The template fields here are the working copy; what was submitted is kept
+    in the rounds."""
+
+    Kind = Namespace.Kind
+
+    registrant = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                                   related_name="registration_requests")
+    kind = models.CharField(max_length=8, choices=Namespace.Kind.choices,
+                            default=Namespace.Kind.FORMAL)
+    proposed_nid = models.CharField("proposed NID", max_length=32, blank=True)
+    revises = models.ForeignKey(Namespace, null=True, blank=True, on_delete=models.PROTECT,
+                                related_name="revision_requests")
+    fast_track = models.BooleanField(
+        "fast track", default=False,
+        help_text="Requested by a recognized standards body (RFC 8141 section 6.3).",
+    )
+    standardisation = models.BooleanField(
+        "standardisation involved", default=False,
+        help_text="Set by the experts: approval then produces a report for the IESG (6.2 step 4).",
+    )
+    state = models.CharField(max_length=20, choices=State.choices, default=State.DRAFT,
+                             db_index=True)
+    assigned_expert = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                        on_delete=models.SET_NULL, related_name="assigned_requests")
+    edit_version = models.PositiveIntegerField(default=0, editable=False)
+    published_version = models.ForeignKey("namespaces.TemplateVersion", null=True, blank=True,
+                                          on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    review_started_at = models.DateTimeField(null=True, blank=True)
+    last_activity_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    objects = RequestQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-last_activity_at"]
+        indexes = [models.Index(Lower("proposed_nid"), name="request_proposed_nid_lower")]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._saved_state = self.state
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.display_nid}"
+
+    def save(self, *args, **kwargs):
+        # Integrity guard, not business logic: states change only through
+        # registry.review.actions, which writes the RequestEvent first.
+        if not self._state.adding and self.state != self._saved_state:
+            raise AppendOnlyError("Change a request's state through registry.review.actions.")
+        super().save(*args, **kwargs)
+        self._saved_state = self.state
+
+    def save_with_event(self, **kwargs):
+        self._saved_state = self.state
+        self.save(**kwargs)
+
+    def get_absolute_url(self) -> str:
+        return reverse("review:request", args=[self.pk])
+
+    @property
+    def is_revision(self) -> bool:
+        return self.revises_id is not None
+
+    @property
+    def display_nid(self) -> str:
+        if self.revises_id:
+            return self.revises.nid
+        if self.kind == Namespace.Kind.INFORMAL:
+            return "urn-N (assigned at registration)"
+        return self.proposed_nid or "(no NID yet)"
+
+    @property
+    def is_editable(self) -> bool:
+        return self.state in EDITABLE_STATES
+
+    def values(self) -> dict[str, str]:
+        return template_values(self)
+
+    def missing_fields(self) -> list[str]:
+        return missing_fields(self.values(), fast_track=self.fast_track, revision=self.is_revision)
+
+    def review_period_ends(self) -> dt.datetime | None:
+        if not self.review_started_at:
+            return None
+        return self.review_started_at + dt.timedelta(days=settings.REVIEW_MIN_DAYS)
+
+    def latest_round(self) -> Round | None:
+        return self.rounds.order_by("-number").first()
+
+
+class Round(AppendOnlyModel, TemplateFields):
+    """The template exactly as submitted for one round of review. Immutable."""
+
+    request = models.ForeignKey(Request, on_delete=models.PROTECT, related_name="rounds")
+    number = models.PositiveIntegerField()
+    nid = models.CharField("NID", max_length=32, blank=True)
+    kind = models.CharField(max_length=8, choices=Namespace.Kind.choices)
+    fast_track = models.BooleanField(default=False)
+    version = models.PositiveIntegerField(help_text="The template version this round proposes.")
+    date = models.DateField()
+    submitted_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                                     related_name="+")
+    submitted_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["request", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["request", "number"], name="one_round_number"),
+        ]
+
+    def __str__(self) -> str:
+        return f"round {self.number} of request #{self.request_id}"
+
+    def values(self) -> dict[str, str]:
+        return template_values(self)
+
+
+class RequestEvent(AppendOnlyModel):
+    """One thing done to a request: who, when, which transition, from, to, why."""
+
+    request = models.ForeignKey(Request, on_delete=models.PROTECT, related_name="events")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT,
+                              related_name="+")
+    transition = models.CharField(max_length=32)
+    from_state = models.CharField(max_length=20, choices=State.choices)
+    to_state = models.CharField(max_length=20, choices=State.choices)
+    comment = models.TextField(blank=True)
+    round = models.ForeignKey(Round, null=True, blank=True, on_delete=models.PROTECT,
+                              related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"#{self.request_id} {self.transition}: {self.from_state} -> {self.to_state}"
+
+
+class Comment(AppendOnlyModel):
+    class Audience(models.TextChoices):
+        PUBLIC = "public", "Public review (the list)"
+        REGISTRANT = "registrant", "To the registrant"
+        EXPERTS = "experts", "Internal to the experts"
+
+    request = models.ForeignKey(Request, on_delete=models.PROTECT, related_name="comments")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                               related_name="+")
+    audience = models.CharField(max_length=12, choices=Audience.choices)
+    body = models.TextField()
+    round = models.ForeignKey(Round, null=True, blank=True, on_delete=models.PROTECT,
+                              related_name="comments")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"comment by {self.author} on #{self.request_id}"
+
+
+def visible_comments(request: Request, user) -> models.QuerySet[Comment]:
+    """Comments ``user`` may read: experts and staff see all; the registrant sees
+    public ones and those addressed to them; everyone else, the public ones."""
+    from registry.accounts.roles import is_expert, is_iana_staff
+
+    qs = request.comments.select_related("author")
+    if is_expert(user) or is_iana_staff(user):
+        return qs
+    if getattr(user, "is_authenticated", False) and user.pk == request.registrant_id:
+        return qs.filter(Q(audience="public") | Q(audience="registrant"))
+    return qs.filter(audience="public")

@@ -1,0 +1,19 @@
+from django.urls import path
+
+from registry.review import views
+
+app_name = "review"
+
+urlpatterns = [
+    path("", views.my_requests, name="my-requests"),
+    path("new/", views.new_request, name="new"),
+    path("review/", views.public_review, name="public-review"),
+    path("dashboard/", views.dashboard, name="dashboard"),
+    path("iana/", views.staff_queue, name="staff-queue"),
+    path("<int:pk>/", views.request_page, name="request"),
+    path("<int:pk>/edit/", views.edit_request, name="edit"),
+    path("<int:pk>/do/<str:name>/", views.transition, name="transition"),
+    path("<int:pk>/comment/", views.comment, name="comment"),
+    path("<int:pk>/assign/", views.assign, name="assign"),
+    path("<int:pk>/standardisation/", views.standardisation, name="standardisation"),
+]

@@ -1,0 +1,28 @@
+"""What a request needs before it can be submitted, from registry.urns and the template."""
+
+from __future__ import annotations
+
+from registry.namespaces.models import Namespace
+from registry.namespaces.template import field_label
+from registry.review.models import Request
+from registry.urns import check_formal_nid
+
+
+def nid_problems(nid: str, *, exclude_request: Request | None = None) -> list[str]:
+    """Sections 2.1 and 5.1 for a proposed formal NID, against the live registry."""
+    registered = Namespace.objects.by_nid(nid).values_list("nid", flat=True) if nid else []
+    return [str(p) for p in check_formal_nid(nid, registered)]
+
+
+def submission_problems(request: Request) -> list[str]:
+    problems = [f"{field_label(name)} is empty" for name in request.missing_fields()]
+    if request.kind == Namespace.Kind.FORMAL and not request.is_revision:
+        problems += nid_problems(request.proposed_nid)
+    if request.fast_track and not request.registrant.recognized_standards_body:
+        problems.append(
+            "the fast track is only for recognized standards bodies (section 6.3); ask IANA "
+            "staff to record your organisation's recognition, or use the community path"
+        )
+    if request.is_revision and request.revises.holder_id != request.registrant_id:
+        problems.append("only the holder of a namespace can revise it")
+    return problems

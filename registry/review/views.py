@@ -1,0 +1,337 @@
+"""Pages of the review: registrants' requests and form, the public review,
+the expert dashboard and the IANA staff queue. Every write calls actions.py."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count
+from django.db.models.functions import Lower
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from registry.accounts.roles import EXPERT, is_expert, is_iana_staff
+from registry.namespaces.models import Namespace
+from registry.namespaces.presentation import field_diffs
+from registry.namespaces.template import SECTIONS, TEXT_FIELDS, template_values
+from registry.review import actions, workflow
+from registry.review.forms import AssignForm, CommentForm, RequestForm, TransitionForm
+from registry.review.models import OPEN_STATES, Comment, Request, State, visible_comments
+
+
+def _can_view(request_obj: Request, user) -> bool:
+    if request_obj.state == State.DRAFT:
+        return user.is_authenticated and user.pk == request_obj.registrant_id
+    return True
+
+
+def _get_request(request, pk: int) -> Request:
+    obj = get_object_or_404(Request.objects.select_related("registrant", "revises",
+                                                           "assigned_expert"), pk=pk)
+    if not _can_view(obj, request.user):
+        # A draft is private: the same answer as for a request that does not exist.
+        raise Http404("No such request.")
+    return obj
+
+
+def conflicting_requests(request_obj: Request):
+    """Other open requests proposing the same NID (section 6.2: race conditions)."""
+    if not request_obj.proposed_nid or request_obj.is_revision:
+        return Request.objects.none()
+    return (Request.objects.open().filter(proposed_nid__lower=request_obj.proposed_nid.lower())
+            .exclude(pk=request_obj.pk))
+
+
+@login_required
+def my_requests(request):
+    mine = Request.objects.of(request.user).select_related("revises").order_by("-updated_at")
+    held = Namespace.objects.filter(holder=request.user)
+    return render(request, "review/my_requests.html", {"requests": mine, "held": held})
+
+
+@login_required
+def new_request(request):
+    revises = None
+    if request.GET.get("revises") or request.POST.get("revises"):
+        nid = request.GET.get("revises") or request.POST.get("revises")
+        revises = Namespace.objects.by_nid(nid).first()
+        if revises is None:
+            raise Http404("No such namespace.")
+        if revises.holder_id != request.user.pk:
+            raise PermissionDenied("Only the holder of a namespace can revise it.")
+        draft = actions.request_create(actor=request.user, revises=revises)
+        messages.info(request, f"A draft of version {_next_version(revises)} of {revises.nid} "
+                               "starts from the published text.")
+        return redirect("review:edit", pk=draft.pk)
+    if request.method == "POST":
+        return _save(request, None)
+    initial = {"edit_version": 0, "kind": Namespace.Kind.FORMAL,
+               "registrant_organisation": request.user.organisation,
+               "contact_name": request.user.get_full_name(), "contact_email": request.user.email}
+    form = RequestForm(initial=initial)
+    return render(request, "review/request_form.html", {"form": form, "request_obj": None})
+
+
+def _next_version(namespace: Namespace) -> int:
+    current = namespace.current_version()
+    return (current.number if current else 0) + 1
+
+
+@login_required
+def edit_request(request, pk):
+    obj = get_object_or_404(Request.objects.select_related("revises"), pk=pk)
+    if obj.registrant_id != request.user.pk:
+        raise Http404("No such request.")
+    if request.method == "POST":
+        return _save(request, obj)
+    if not obj.is_editable:
+        messages.info(request, "This request is not editable in its current state.")
+        return redirect(obj)
+    form = RequestForm(instance=obj, initial={"edit_version": obj.edit_version},
+                       revision=obj.is_revision)
+    return render(request, "review/request_form.html", _form_context(obj, form))
+
+
+def _form_context(obj: Request | None, form: RequestForm) -> dict:
+    context = {"form": form, "request_obj": obj}
+    if obj is not None and obj.is_revision:
+        current = obj.revises.current_version()
+        working = {name: form[name].value() or "" for name in TEXT_FIELDS if name in form.fields}
+        context["published"] = current
+        context["diffs"] = [d for d in field_diffs(
+            template_values(current) if current else {}, working) if d.changed]
+    if obj is not None:
+        context["conflicts"] = conflicting_requests(obj)
+    return context
+
+
+def _save(request, obj: Request | None):
+    submitting = "submit" in request.POST
+    form = RequestForm(request.POST, instance=obj, submitting=submitting,
+                       revision=bool(obj and obj.is_revision))
+    if not form.is_valid():
+        messages.error(request, "Please correct the fields marked below; nothing you typed "
+                                "has been lost.")
+        return render(request, "review/request_form.html", _form_context(obj, form), status=400)
+    data = form.cleaned_data
+    values = {name: data[name] for name in TEXT_FIELDS if name in data}
+    try:
+        if obj is None:
+            obj = actions.request_create(
+                actor=request.user, kind=data["kind"], proposed_nid=data["proposed_nid"],
+                fast_track=data["fast_track"], values=values,
+            )
+        else:
+            obj = actions.request_update(
+                request=obj, actor=request.user, edit_version=data["edit_version"],
+                kind=data.get("kind", obj.kind), proposed_nid=data.get("proposed_nid", ""),
+                fast_track=data["fast_track"], values=values,
+            )
+        if submitting:
+            name = "resubmit" if obj.state == State.CHANGES_REQUESTED else "submit"
+            actions.request_transition(request=obj, transition=name, actor=request.user)
+    except (actions.StaleEdit, actions.TransitionRefused) as exc:
+        form.add_error(None, str(exc))
+        if obj is not None and obj.pk:
+            obj.refresh_from_db()
+        return render(request, "review/request_form.html", _form_context(obj, form), status=409)
+    if submitting:
+        messages.success(request, "Submitted. The template has been sent to the review list "
+                                  f"({_list_address()}) and the designated experts.")
+        return redirect(obj)
+    messages.success(request, "Draft saved.")
+    return redirect("review:edit", pk=obj.pk)
+
+
+def _list_address() -> str:
+    from django.conf import settings
+
+    return settings.REVIEW_LIST_ADDRESS
+
+
+def request_page(request, pk):
+    obj = _get_request(request, pk)
+    user = request.user
+    unsent = request.session.pop("unsent_comment", "")
+    rounds = list(obj.rounds.order_by("-number"))
+    shown = rounds[0] if rounds else obj
+    context = {
+        "request_obj": obj,
+        "shown": shown,
+        "shown_values": template_values(shown),
+        "sections": SECTIONS,
+        "rounds": rounds,
+        "events": obj.events.select_related("actor", "round"),
+        "comments": visible_comments(obj, user),
+        "transitions": workflow.available(obj, user),
+        "transition_form": TransitionForm(),
+        "comment_form": CommentForm(),
+        "is_registrant": user.is_authenticated and user.pk == obj.registrant_id,
+        "user_is_expert": is_expert(user),
+        "user_is_staff": is_iana_staff(user),
+        "conflicts": conflicting_requests(obj),
+        "experts": get_user_model().objects.filter(groups__name=EXPERT).order_by("email"),
+        "audiences": _audiences(obj, user),
+        "period_ends": obj.review_period_ends(),
+        "now": timezone.now(),
+        "unsent_comment": unsent,
+    }
+    if len(rounds) >= 2:
+        context["round_diffs"] = _round_diffs(request, rounds)
+    return render(request, "review/request_page.html", context)
+
+
+def _audiences(obj: Request, user) -> list[tuple[str, str]]:
+    roles = workflow.roles_of(user, obj)
+    choices = []
+    if obj.state != State.DRAFT:
+        choices.append((Comment.Audience.PUBLIC, Comment.Audience.PUBLIC.label))
+    if roles & {"expert", "staff"}:
+        choices.append((Comment.Audience.REGISTRANT, Comment.Audience.REGISTRANT.label))
+    if "expert" in roles:
+        choices.append((Comment.Audience.EXPERTS, Comment.Audience.EXPERTS.label))
+    return choices if user.is_authenticated else []
+
+
+def _round_diffs(request, rounds):
+    by_number = {r.number: r for r in rounds}
+
+    def pick(name, default):
+        try:
+            return by_number.get(int(request.GET.get(name, default)), by_number[default])
+        except ValueError:
+            return by_number[default]
+
+    a, b = pick("a", rounds[1].number), pick("b", rounds[0].number)
+    return {"a": a, "b": b, "diffs": field_diffs(a.values(), b.values()),
+            "left_label": f"Round {a.number}", "right_label": f"Round {b.number}"}
+
+
+@login_required
+@require_POST
+def transition(request, pk, name):
+    obj = _get_request(request, pk)
+    form = TransitionForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, " ".join(e for errs in form.errors.values() for e in errs))
+        return redirect(obj)
+    data = form.cleaned_data
+    try:
+        actions.request_transition(request=obj, transition=name, actor=request.user,
+                                   comment=data.get("comment", ""),
+                                   early_reason=data.get("early_reason", ""))
+    except actions.TransitionRefused as exc:
+        messages.error(request, str(exc))
+        request.session["unsent_comment"] = data.get("comment", "")
+        return redirect(obj)
+    label = workflow.TRANSITIONS[name].label
+    messages.success(request, f"Done: {label.lower()}.")
+    return redirect(obj)
+
+
+@login_required
+@require_POST
+def comment(request, pk):
+    obj = _get_request(request, pk)
+    form = CommentForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, " ".join(e for errs in form.errors.values() for e in errs))
+        request.session["unsent_comment"] = request.POST.get("body", "")[:20000]
+        return redirect(obj)
+    try:
+        actions.request_comment(request=obj, actor=request.user, body=form.cleaned_data["body"],
+                                audience=form.cleaned_data["audience"])
+    except actions.TransitionRefused as exc:
+        messages.error(request, str(exc))
+        request.session["unsent_comment"] = form.cleaned_data["body"]
+        return redirect(obj)
+    messages.success(request, "Comment posted.")
+    return redirect(f"{obj.get_absolute_url()}#comments")
+
+
+@login_required
+@require_POST
+def assign(request, pk):
+    obj = _get_request(request, pk)
+    form = AssignForm(request.POST)
+    expert = None
+    if form.is_valid() and form.cleaned_data["expert"]:
+        expert = get_user_model().objects.filter(pk=form.cleaned_data["expert"]).first()
+    try:
+        actions.request_assign(request=obj, expert=expert, actor=request.user)
+    except actions.TransitionRefused as exc:
+        messages.error(request, str(exc))
+    if request.POST.get("next") == "dashboard":
+        return redirect("review:dashboard")
+    return redirect(obj)
+
+
+@login_required
+@require_POST
+def standardisation(request, pk):
+    obj = _get_request(request, pk)
+    try:
+        actions.request_set_standardisation(request=obj, actor=request.user,
+                                            involved=request.POST.get("involved") == "1",
+                                            comment=request.POST.get("comment", "")[:2000])
+    except actions.TransitionRefused as exc:
+        messages.error(request, str(exc))
+    return redirect(obj)
+
+
+def public_review(request):
+    pending = (Request.objects.in_public_review().select_related("registrant", "revises")
+               .order_by("review_started_at"))
+    return render(request, "review/public_review.html", {"pending": pending, "now": timezone.now()})
+
+
+def _queue(states):
+    return (Request.objects.filter(state__in=states)
+            .select_related("registrant", "revises", "assigned_expert")
+            .order_by("last_activity_at"))
+
+
+def _conflict_keys() -> set[str]:
+    rows = (Request.objects.open().exclude(proposed_nid="").filter(revises__isnull=True)
+            .values(key=Lower("proposed_nid")).annotate(n=Count("pk")).filter(n__gt=1))
+    return {row["key"] for row in rows}
+
+
+@login_required
+def dashboard(request):
+    if not is_expert(request.user):
+        raise PermissionDenied("The dashboard is for designated experts.")
+    mine = request.GET.get("mine") == "1"
+    keys = _conflict_keys()
+    columns = []
+    for state in (State.IN_REVIEW, State.CHANGES_REQUESTED, State.AWAITING_IESG, State.APPROVED):
+        items = _queue([state])
+        if mine:
+            items = items.filter(assigned_expert=request.user)
+        items = list(items)
+        for item in items:
+            item.conflict = item.proposed_nid.lower() in keys if item.proposed_nid else False
+        columns.append((State(state).label, state, items))
+    return render(request, "review/dashboard.html", {
+        "columns": columns, "mine": mine, "now": timezone.now(),
+        "experts": get_user_model().objects.filter(groups__name=EXPERT).order_by("email"),
+        "unassigned": Request.objects.filter(state__in=OPEN_STATES,
+                                             assigned_expert__isnull=True).count(),
+    })
+
+
+@login_required
+def staff_queue(request):
+    if not is_iana_staff(request.user):
+        raise PermissionDenied("The queue is for IANA staff.")
+    return render(request, "review/staff_queue.html", {
+        "ready": _queue([State.APPROVED]),
+        "iesg": _queue([State.AWAITING_IESG]),
+        "recent": Request.objects.filter(state=State.REGISTERED)
+        .select_related("published_version__namespace").order_by("-updated_at")[:20],
+        "now": timezone.now(),
+    })

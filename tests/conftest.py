@@ -1,0 +1,64 @@
+"""Shared fixtures: the named personas, and the PostgreSQL / browser markers."""
+
+from __future__ import annotations
+
+import pytest
+from django.conf import settings
+
+from tests.factories import make_user
+
+
+def pytest_report_header(config):
+    engine = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
+    return f"registry tests on {engine} ({settings.DATABASES['default'].get('NAME')})"
+
+
+def pytest_collection_modifyitems(config, items):
+    if settings.IS_POSTGRES:
+        return
+    skip = pytest.mark.skip(
+        reason="needs PostgreSQL (row locks, concurrency, full-text search); this run uses "
+        "SQLite. Run `python3 dev.py test` with PostgreSQL on 127.0.0.1:5432 or set DATABASE_URL."
+    )
+    for item in items:
+        if "postgres" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def registrant(db):
+    return make_user("registrant@example.org", organisation="Example Archive Foundation")
+
+
+@pytest.fixture
+def other_registrant(db):
+    return make_user("other@example.org", organisation="Other Registrant Ltd")
+
+
+@pytest.fixture
+def expert(db):
+    return make_user("expert@example.org", roles=["designated expert"])
+
+
+@pytest.fixture
+def second_expert(db):
+    return make_user("expert2@example.org", roles=["designated expert"])
+
+
+@pytest.fixture
+def staff(db):
+    return make_user("staff@example.org", roles=["IANA staff"])
+
+
+@pytest.fixture
+def standards_body(db):
+    return make_user("sdo@example.org", organisation="Example SDO", recognized=True)
+
+
+@pytest.fixture
+def registry(db):
+    """The real IANA registry, imported (81 formal, urn-1..urn-7)."""
+    from django.core.management import call_command
+
+    call_command("import_registry", str(settings.BASE_DIR / "fixtures" /
+                                        "iana-urn-namespaces.json"), verbosity=0)

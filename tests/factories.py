@@ -1,0 +1,77 @@
+"""Factories for the tests: users with roles, complete templates, requests in any state."""
+
+from __future__ import annotations
+
+import factory
+from allauth.account.models import EmailAddress
+
+from registry.accounts.models import User
+from registry.accounts.roles import add_role
+
+PASSWORD = "correct horse battery staple 8141"
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = User
+        django_get_or_create = ("email",)
+
+    email = factory.Sequence(lambda n: f"person{n}@example.org")
+    username = factory.LazyAttribute(lambda o: o.email)
+    first_name = "Pat"
+    last_name = factory.Sequence(lambda n: f"Person{n}")
+    password = factory.PostGenerationMethodCall("set_password", PASSWORD)
+
+
+def make_user(email: str, *, roles=(), organisation: str = "", recognized: bool = False) -> User:
+    user = UserFactory(email=email, organisation=organisation,
+                       recognized_standards_body=recognized)
+    EmailAddress.objects.get_or_create(user=user, email=email,
+                                       defaults={"verified": True, "primary": True})
+    for role in roles:
+        add_role(user, role)
+    return user
+
+
+def complete_values(user=None, **extra) -> dict[str, str]:
+    values = {
+        "registrant_organisation": getattr(user, "organisation", "") or "Example Org",
+        "registrant_address": "1 Example Street",
+        "contact_name": "Pat Example",
+        "contact_email": getattr(user, "email", "pat@example.org"),
+        "contact_phone": "+1 555 0100",
+        "contact_postal": "",
+        "purpose": "Names archive records persistently.",
+        "syntax": 'NSS = 1*DIGIT "-" 1*DIGIT',
+        "assignment": "Sequential, never reused.",
+        "security": "No personal data in names.",
+        "interoperability": "None known.",
+        "resolution": "An HTTPS resolver is run by the archive.",
+        "documentation": "https://archive.example/spec",
+        "additional_information": "",
+        "revision_information": "",
+    }
+    values.update(extra)
+    return values
+
+
+def make_request(user, *, nid="racefoo", kind="formal", fast_track=False, submit=True,
+                 **extra):
+    from registry.review import actions
+
+    request = actions.request_create(actor=user, kind=kind, proposed_nid=nid,
+                                     fast_track=fast_track, values=complete_values(user, **extra))
+    if submit:
+        request = actions.request_transition(request=request, transition="submit", actor=user)
+    return request
+
+
+def approve(request, expert, staff=None, *, register=False):
+    from registry.review import actions
+
+    request = actions.request_transition(request=request, transition="approve", actor=expert,
+                                         comment="Looks right.", early_reason="Test.")
+    if register:
+        request = actions.request_transition(request=request, transition="register",
+                                             actor=staff)
+    return request
