@@ -126,13 +126,13 @@ class Namespace(models.Model):
         super().save(*args, **kwargs)
         self._saved_status = self.status
 
+    def get_absolute_url(self) -> str:
+        return reverse("namespaces:detail", args=[self.nid])
+
     def save_with_event(self, **kwargs):
         """Save a status change whose NamespaceEvent the caller has just written."""
         self._saved_status = self.status
         self.save(**kwargs)
-
-    def get_absolute_url(self) -> str:
-        return reverse("namespaces:detail", args=[self.nid])
 
     @property
     def key(self) -> str:

@@ -115,12 +115,12 @@ class Request(TemplateFields):
         super().save(*args, **kwargs)
         self._saved_state = self.state
 
+    def get_absolute_url(self) -> str:
+        return reverse("review:request", args=[self.pk])
+
     def save_with_event(self, **kwargs):
         self._saved_state = self.state
         self.save(**kwargs)
-
-    def get_absolute_url(self) -> str:
-        return reverse("review:request", args=[self.pk])
 
     @property
     def is_revision(self) -> bool:
