@@ -20,7 +20,7 @@ class UserFactory(factory.django.DjangoModelFactory):
     username = factory.LazyAttribute(lambda o: o.email)
     first_name = "Pat"
     last_name = factory.Sequence(lambda n: f"Person{n}")
-    password = factory.PostGenerationMethodCall("set_password", PASSWORD)
+    password = factory.django.Password(PASSWORD)
 
 
 def make_user(email: str, *, roles=(), organisation: str = "", recognized: bool = False) -> User:

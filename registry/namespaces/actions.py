@@ -39,6 +39,12 @@ class NIDConflict(RegistryError):
     pass
 
 
+def _locked_counter() -> InformalNumberCounter:
+    """The informal-number counter row, locked until the transaction ends."""
+    InformalNumberCounter.objects.get_or_create(pk=1)
+    return InformalNumberCounter.objects.select_for_update().get(pk=1)
+
+
 def _search_document(values: dict[str, str]) -> tuple[str, str]:
     return (
         values.get("registrant_organisation", "")[:300],
@@ -65,7 +71,7 @@ def namespace_register(
     informal NID is the next number after the highest ever assigned, taken under
     a row lock, so concurrent registrations get consecutive numbers."""
     if kind == Namespace.Kind.INFORMAL:
-        counter = InformalNumberCounter.objects.select_for_update().get(pk=1)
+        counter = _locked_counter()
         counter.last_assigned += 1
         counter.save(update_fields=["last_assigned"])
         number: int | None = counter.last_assigned
@@ -175,7 +181,7 @@ def namespace_import(*, row: dict, kind: str, actor=None) -> tuple[Namespace, bo
     number = int(row["value"]) if kind == Namespace.Kind.INFORMAL else None
     namespace = Namespace.objects.create(nid=nid, kind=kind, informal_number=number, **fields)
     if number is not None:
-        counter = InformalNumberCounter.objects.select_for_update().get(pk=1)
+        counter = _locked_counter()
         if number > counter.last_assigned:
             counter.last_assigned = number
             counter.save(update_fields=["last_assigned"])

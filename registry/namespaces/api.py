@@ -19,6 +19,7 @@ from django.views.decorators.http import condition, require_GET, require_http_me
 from registry.namespaces.checker import MAX_URNS, check_urns, split_lines
 from registry.namespaces.exports import registry_csv, registry_xml
 from registry.namespaces.models import Namespace, NamespaceEvent
+from registry.namespaces.querysets import plausible_text
 from registry.namespaces.template import TEXT_FIELDS
 from registry.namespaces.views import registry_etag, registry_last_modified
 from registry.urns import check_formal_nid, check_informal_nid
@@ -151,7 +152,8 @@ def nid_check(request):
         problems = check_formal_nid(nid, registered)
     from registry.review.models import Request  # the review app owns requests
 
-    others = Request.objects.open().filter(proposed_nid__lower=nid.lower()).count() if nid else 0
+    others = (Request.objects.open().filter(proposed_nid__lower=nid.lower()).count()
+              if plausible_text(nid, 64) else 0)
     return JsonResponse({
         "nid": nid,
         "acceptable": not problems,

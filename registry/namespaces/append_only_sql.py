@@ -15,7 +15,7 @@ def forwards(tables):
     def run(apps, schema_editor):
         if schema_editor.connection.vendor != "postgresql":
             return
-        schema_editor.execute(FUNCTION)
+        schema_editor.execute(FUNCTION, params=None)
         for table in tables:
             schema_editor.execute(
                 f"CREATE TRIGGER {table}_append_only BEFORE UPDATE OR DELETE ON {table} "

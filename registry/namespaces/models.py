@@ -3,6 +3,7 @@ their append-only event log."""
 
 from __future__ import annotations
 
+import re
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -53,6 +54,22 @@ class AppendOnlyModel(models.Model):
 
     def delete(self, *args, **kwargs):
         raise AppendOnlyError(f"{type(self).__name__} {self.pk} is immutable history.")
+
+
+_RFC = re.compile(r"RFC\s?(\d+)", re.IGNORECASE)
+_ERRATA = re.compile(r"RFC Errata (\d+)", re.IGNORECASE)
+_NAMED_URL = re.compile(r"(.*?)\s*<(https?://[^>\s]+)>\s*$")
+
+
+def reference_link(label: str) -> tuple[str, str]:
+    """'RFC5279', 'RFC Errata 3188' and 'Name <https://...>' become links."""
+    if m := _RFC.fullmatch(label):
+        return label, f"https://www.rfc-editor.org/rfc/rfc{m.group(1)}"
+    if m := _ERRATA.fullmatch(label):
+        return label, f"https://www.rfc-editor.org/errata/eid{m.group(1)}"
+    if m := _NAMED_URL.fullmatch(label):
+        return m.group(1) or m.group(2), m.group(2)
+    return label, ""
 
 
 class Namespace(models.Model):
@@ -137,6 +154,11 @@ class Namespace(models.Model):
     @property
     def key(self) -> str:
         return nid_key(self.nid)
+
+    @property
+    def reference_links(self) -> list[tuple[str, str]]:
+        """The registry's reference labels as (text, URL or "") pairs."""
+        return [reference_link(label) for label in self.references]
 
     @property
     def is_deprecated(self) -> bool:

@@ -26,6 +26,8 @@ class NamespaceQuerySet(models.QuerySet):
 
     def by_nid(self, nid: str):
         """Case-insensitive NID match (section 2.1), through the LOWER(nid) index."""
+        if not plausible_text(nid, 64):
+            return self.none()
         return self.filter(nid__lower=nid_key(nid))
 
     def nid_keys(self) -> set[str]:
@@ -46,7 +48,7 @@ class NamespaceQuerySet(models.QuerySet):
     def search(self, q: str):
         """Namespaces matching ``q`` in NID, registrant organisation, purpose or
         syntax, best first: an exact NID, then NID prefix, then the rest by rank."""
-        q = (q or "").strip()[:200]
+        q = clean_query(q)
         if not q:
             return self.none()
         key = q.lower()
@@ -84,7 +86,7 @@ class NamespaceQuerySet(models.QuerySet):
 
     def similar_to(self, nid: str, limit: int = 5) -> list[str]:
         """NIDs that look like ``nid``, for "did you mean" (trigrams on PostgreSQL)."""
-        nid = (nid or "")[:64]
+        nid = clean_query(nid)[:64]
         if not nid:
             return []
         if connection.vendor == "postgresql":
@@ -100,6 +102,17 @@ class NamespaceQuerySet(models.QuerySet):
         by_key = {n.lower(): n for n in names}
         close = difflib.get_close_matches(nid.lower(), list(by_key), n=limit, cutoff=0.6)
         return [by_key[c] for c in close]
+
+
+def plausible_text(text: str, limit: int) -> bool:
+    """Text that can safely reach a lookup: a str, not too long, no NUL (PostgreSQL
+    refuses NUL bytes in text; such input can match nothing anyway)."""
+    return isinstance(text, str) and 0 < len(text) <= limit and "\x00" not in text
+
+
+def clean_query(q: str | None, limit: int = 200) -> str:
+    """A user's search text, trimmed, with NUL and other control characters removed."""
+    return "".join(ch for ch in (q or "")[: limit * 2] if ch >= " " or ch in "\t").strip()[:limit]
 
 
 def nid_from_query(q: str) -> str | None:

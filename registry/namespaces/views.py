@@ -5,7 +5,7 @@ from __future__ import annotations
 import string
 
 from django.core.paginator import Paginator
-from django.db.models import Max
+from django.db.models import Count, Max
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import condition, require_GET
@@ -13,7 +13,7 @@ from django.views.decorators.http import condition, require_GET
 from registry.namespaces.checker import MAX_URNS, check_urns, split_lines
 from registry.namespaces.models import Namespace
 from registry.namespaces.presentation import field_diffs, highlight
-from registry.namespaces.querysets import nid_from_query
+from registry.namespaces.querysets import clean_query, nid_from_query
 from registry.namespaces.template import SECTIONS, render_text, template_values
 
 PAGE_SIZE = 250
@@ -44,8 +44,8 @@ class UnknownNID(Http404):
 
 
 def _table(request, queryset, prefix: str, sort: str):
-    page = Paginator(queryset.sorted_by(sort), PAGE_SIZE).get_page(request.GET.get(f"{prefix}page"))
-    return page
+    rows = queryset.sorted_by(sort).annotate(version_count=Count("versions"))
+    return Paginator(rows, PAGE_SIZE).get_page(request.GET.get(f"{prefix}page"))
 
 
 @require_GET
@@ -80,7 +80,7 @@ def registry_page(request):
 
 @require_GET
 def search(request):
-    q = request.GET.get("q", "").strip()[:200]
+    q = clean_query(request.GET.get("q", ""))
     nid = nid_from_query(q)
     if nid:
         namespace = Namespace.objects.by_nid(nid).first()

@@ -52,7 +52,14 @@ TEMPLATE = {
 class Command(BaseCommand):
     help = "Create demo accounts and requests (local instances only)."
 
-    def handle(self, *args, **options):
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--with-history", action="store_true",
+            help="Also register a demo namespace 'exarchive' with two versions (for tours and "
+                 "screenshots). Without it the published registry stays exactly IANA's.",
+        )
+
+    def handle(self, *args, with_history=False, **options):
         if IS_PRODUCTION:
             raise CommandError("seed_demo creates accounts with a known password; "
                                "it does not run in production.")
@@ -63,6 +70,8 @@ class Command(BaseCommand):
             people["sdo@example.org"].save(update_fields=["recognized_standards_body"])
             if not Request.objects.exists():
                 self._requests(people)
+            if with_history and not Namespace.objects.by_nid("exarchive").exists():
+                self._history(people)
         self.stdout.write(self.style.SUCCESS(
             "Demo accounts: " + ", ".join(p[0] for p in PEOPLE)
             + f" (password: {DEMO_PASSWORD})"
@@ -85,12 +94,10 @@ class Command(BaseCommand):
         return {**TEMPLATE, "registrant_organisation": user.organisation,
                 "contact_name": user.get_full_name(), "contact_email": user.email, **extra}
 
-    def _requests(self, people):
-        rita, otto = people["registrant@example.org"], people["other@example.org"]
-        erin, sam = people["expert@example.org"], people["staff@example.org"]
-        sofia = people["sdo@example.org"]
+    def _history(self, people):
+        rita, erin = people["registrant@example.org"], people["expert@example.org"]
+        sam = people["staff@example.org"]
         long_ago = "Reviewed on the list for the full period in the demo."
-
         # A namespace registered through the community path, then revised: two versions.
         first = actions.request_create(actor=rita, kind="formal", proposed_nid="exarchive",
                                        values=self._values(rita))
@@ -112,6 +119,12 @@ class Command(BaseCommand):
         actions.request_transition(request=revision, transition="approve", actor=erin,
                                    comment="A mirror is welcome.", early_reason=long_ago)
         actions.request_transition(request=revision, transition="register", actor=sam)
+
+    def _requests(self, people):
+        rita, otto = people["registrant@example.org"], people["other@example.org"]
+        erin = people["expert@example.org"]
+        sofia = people["sdo@example.org"]
+        long_ago = "Reviewed on the list for the full period in the demo."
 
         # In public review, with a comment and a conflicting proposal for the same NID.
         pending = actions.request_create(actor=rita, kind="formal", proposed_nid="exlib",

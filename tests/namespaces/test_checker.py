@@ -1,0 +1,67 @@
+"""The URN checker page and its JSON twin."""
+
+import json
+
+import pytest
+
+
+def test_checker_page_shows_parts_normal_form_and_registration(client, registry):
+    html = client.post("/check/", {"urns": "URN:ISBN:0451450523\nurn:nosuch:x\nurn:ex ample"}
+                       ).content.decode()
+    assert "urn:isbn:0451450523" in html
+    assert "registered: isbn" in html and 'href="/namespaces/isbn/"' in html
+    assert "not registered here" in html
+    assert "Not a URN" in html and "(character 7)" in html
+
+
+def test_checker_points_at_the_offending_character(client, registry):
+    html = client.get("/check/", {"urn": "urn:example:a b"}).content.decode()
+    assert 'urn:example:a<span class="urn-error-caret text-decoration-underline"> </span>b' in html
+
+
+def test_api_check_get(client, registry):
+    data = client.get("/api/check", {"urn": "urn:isbn:0451450523?=x#y"}).json()
+    result = data["results"][0]
+    assert result["valid"] and result["registered"] and result["nid"] == "isbn"
+    assert result["normalized"] == "urn:isbn:0451450523"
+    assert result["q_component"] == "x" and result["f_component"] == "y"
+
+
+def test_api_check_post_many(client, registry):
+    response = client.post("/api/check", json.dumps({"urns": ["urn:isbn:1", "nope"]}),
+                           content_type="application/json")
+    results = response.json()["results"]
+    assert [r["valid"] for r in results] == [True, False]
+    assert results[1]["error"]["offset"] == 0
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [
+        (b"\xff\xfe\x00", "text/plain"),
+        (b"{", "application/json"),
+        (b'{"urns": [1, 2]}', "application/json"),
+        (b"", "text/plain"),
+        (("urn:a:b\n" * 2000).encode(), "text/plain"),
+    ],
+)
+def test_api_check_bad_bodies_are_400s(client, db, body, content_type):
+    response = client.post("/api/check", body, content_type=content_type)
+    assert response.status_code == 400
+    assert "error" in response.json()
+
+
+@pytest.mark.parametrize("urn", ["\x00", "urn:" + "a" * 100_000, "urn:é:x", "%%%", "urn:a:%"])
+def test_checker_never_crashes(client, db, urn):
+    assert client.post("/check/", {"urns": urn}).status_code == 200
+    assert client.get("/api/check", {"urn": urn}).status_code == 200
+
+
+def test_nid_check_endpoint(client, registry):
+    data = client.get("/api/nid-check", {"nid": "xn--foo"}).json()
+    assert not data["acceptable"]
+    assert data["problems"][0]["code"] == "reserved_country_code_prefix"
+    assert "5.1" in data["problems"][0]["message"]
+    assert client.get("/api/nid-check", {"nid": "ISBN"}).json()["problems"][0]["code"] == \
+        "already_registered"
+    assert client.get("/api/nid-check", {"nid": "racefoo"}).json()["acceptable"]

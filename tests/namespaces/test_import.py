@@ -1,0 +1,74 @@
+"""The IANA registry import: counts, idempotence, no invented text, XML round trip."""
+
+import json
+
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+
+from registry.namespaces.exports import registry_xml
+from registry.namespaces.models import InformalNumberCounter, Namespace, TemplateVersion
+
+SOURCE = settings.BASE_DIR / "fixtures" / "iana-urn-namespaces.json"
+
+
+def snapshot():
+    return sorted(
+        Namespace.objects.values_list("nid", "kind", "informal_number", "registered_on",
+                                      "references", "template_url", "template_date",
+                                      "registry_note", "organisation")
+    )
+
+
+def test_imports_81_formal_and_7_informal(registry):
+    assert Namespace.objects.formal().count() == 81
+    assert Namespace.objects.informal().count() == 7
+    assert sorted(Namespace.objects.informal().values_list("informal_number", flat=True)) == \
+        list(range(1, 8))
+    assert InformalNumberCounter.objects.get().last_assigned == 7
+
+
+def test_import_is_idempotent(registry):
+    before = snapshot()
+    call_command("import_registry", str(SOURCE), verbosity=0)
+    assert snapshot() == before
+    assert Namespace.objects.count() == 88
+
+
+def test_import_keeps_unknown_fields_empty(registry):
+    isbn = Namespace.objects.by_nid("ISBN").get()
+    assert isbn.registered_on is None
+    assert TemplateVersion.objects.count() == 0  # no template text is invented
+    urn2 = Namespace.objects.by_nid("urn-2").get()
+    assert str(urn2.template_date) == "2001-02-05"
+    assert urn2.organisation == "Robert M. Akscyn (Knowledge Systems)"
+
+
+def test_import_matches_the_source_file(registry):
+    data = json.loads(SOURCE.read_text())
+    for row in data["formal"]:
+        ns = Namespace.objects.by_nid(row["name"]).get()
+        assert ns.references == row["refs"]
+        assert (ns.registered_on.isoformat() if ns.registered_on else "") == row["date"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_xml_export_round_trips_into_an_empty_database(tmp_path):
+    call_command("import_registry", str(SOURCE), verbosity=0)
+    before = snapshot()
+    path = tmp_path / "registry.xml"
+    path.write_bytes(registry_xml(Namespace.objects.all(), updated="2026-11-22"))
+    call_command("flush", interactive=False, verbosity=0)  # an empty database
+    assert Namespace.objects.count() == 0
+    call_command("import_registry", str(path), verbosity=0)
+    assert snapshot() == before
+    assert InformalNumberCounter.objects.get().last_assigned == 7
+
+
+def test_a_broken_file_is_a_clear_error(tmp_path, db):
+    from django.core.management import CommandError
+
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(CommandError, match="not a registry file"):
+        call_command("import_registry", str(bad), verbosity=0)
