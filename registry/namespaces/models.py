@@ -4,6 +4,7 @@ their append-only event log."""
 from __future__ import annotations
 
 import re
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q

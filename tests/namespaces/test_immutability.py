@@ -83,7 +83,7 @@ def test_postgres_refuses_raw_sql_updates_and_deletes(version):
         "UPDATE namespaces_templateversion SET purpose = 'x' WHERE id = %s",
         "DELETE FROM namespaces_templateversion WHERE id = %s",
     ):
-        with pytest.raises(DatabaseError, match="immutable history"):
-            with transaction.atomic(), connection.cursor() as cursor:
-                cursor.execute(sql, [version.pk])
+        with (pytest.raises(DatabaseError, match="immutable history"), transaction.atomic(),
+              connection.cursor() as cursor):
+            cursor.execute(sql, [version.pk])
     assert TemplateVersion.objects.get(pk=version.pk).purpose == complete_values()["purpose"]
