@@ -8,6 +8,11 @@ from django.conf import settings
 from tests.factories import make_user
 
 
+def pytest_configure(config):
+    # Personas are made in every test; the production hasher is deliberately slow.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def pytest_report_header(config):
     engine = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
     return f"registry tests on {engine} ({settings.DATABASES['default'].get('NAME')})"

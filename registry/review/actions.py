@@ -157,9 +157,8 @@ def _register(request: Request, actor):
 def request_transition(*, request: Request, transition: str, actor, comment: str = "",
                        early_reason: str = "") -> Request:
     """Take one transition of the workflow table (see registry.review.workflow)."""
-    request = Request.objects.select_for_update().select_related("registrant", "revises").get(
-        pk=request.pk
-    )
+    request = (Request.objects.select_for_update(of=("self",))
+               .select_related("registrant", "revises").get(pk=request.pk))
     move = check(request, transition, actor, comment=comment, early_reason=early_reason)
     now = timezone.now()
     round_ = None

@@ -59,10 +59,10 @@ def event_message(event: RequestEvent, audience: str) -> EmailMessage | None:
                         reply_to=[settings.REVIEW_LIST_ADDRESS])
     if audience == "registrant":
         return _message(f"Your URN namespace request #{request.pk}: "
-                        f"{request.get_state_display().lower()}",
+                        f"{event.get_to_state_display()}",
                         "to_registrant.txt", context, to=[request.registrant.email])
     if audience == "staff":
-        return _message(f"[IANA] {nid}: {event.get_to_state_display().lower()}",
+        return _message(f"[IANA] {nid}: {event.get_to_state_display()}",
                         "to_staff.txt", context, to=_emails_in(STAFF))
     if audience == "experts":
         return _message(f"[urn experts] Request #{request.pk} for {nid} withdrawn",

@@ -1,0 +1,212 @@
+"""The review actions end to end: events, rounds, mail, publication."""
+
+import pytest
+from django.core import mail
+
+from registry.namespaces.models import Namespace, NamespaceEvent, TemplateVersion
+from registry.review import actions
+from registry.review.models import Comment, RequestEvent, Round, State
+from tests.factories import approve, complete_values, make_request
+
+EARLY = "Tested early."
+
+
+def subjects():
+    return [m.subject for m in mail.outbox]
+
+
+@pytest.fixture(autouse=True)
+def _eager_mail(settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+
+
+def test_submission_posts_the_template_to_the_list_and_experts(registrant, expert,
+                                                                django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        request = make_request(registrant, nid="listpost")
+    assert request.state == State.IN_REVIEW
+    assert len(mail.outbox) == 1
+    message = mail.outbox[0]
+    assert message.to == ["urn@ietf.org"] and message.cc == [expert.email]
+    assert message.subject == "[urn] Registration request for URN NID listpost"
+    assert "Namespace Identifier:\n   listpost" in message.body
+    assert "Purpose:\n   Names archive records persistently." in message.body
+    round_ = Round.objects.get(request=request)
+    assert (round_.number, round_.version, round_.nid) == (1, 1, "listpost")
+
+
+def test_community_path_to_a_published_namespace(registrant, expert, staff,
+                                                 django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        request = make_request(registrant, nid="FullPath")
+        request = actions.request_transition(request=request, transition="request_changes",
+                                             actor=expert, comment="Say how NSS case works.")
+        actions.request_update(request=request, actor=registrant,
+                               edit_version=request.edit_version, kind="formal",
+                               proposed_nid="FullPath", fast_track=False,
+                               values=complete_values(registrant,
+                                                      syntax="NSS is case-insensitive."))
+        request = actions.request_transition(request=request, transition="resubmit",
+                                             actor=registrant)
+        request = approve(request, expert, staff, register=True)
+    assert request.state == State.REGISTERED
+    namespace = Namespace.objects.by_nid("fullpath").get()
+    assert namespace.nid == "FullPath" and namespace.holder == registrant
+    version = namespace.versions.get()
+    assert version.number == 1 and version.syntax == "NSS is case-insensitive."
+    assert request.published_version == version
+    assert [r.number for r in request.rounds.all()] == [1, 2]
+    assert list(RequestEvent.objects.filter(request=request).values_list("transition", flat=True)
+                ) == ["create", "submit", "request_changes", "resubmit", "approve", "register"]
+    assert subjects() == [
+        "[urn] Registration request for URN NID FullPath",
+        "Your URN namespace request #%d: Changes requested" % request.pk,
+        "[urn] Registration request for URN NID FullPath (round 2)",
+        "Your URN namespace request #%d: Ready for IANA to register" % request.pk,
+        "[IANA] FullPath: Ready for IANA to register",
+        "Your URN namespace request #%d: Registered" % request.pk,
+        "[urn] Registered: URN NID FullPath",
+    ]
+    assert NamespaceEvent.objects.filter(namespace=namespace, kind="registered").exists()
+
+
+def test_iesg_step(registrant, expert, staff, django_capture_on_commit_callbacks):
+    request = make_request(registrant, nid="stdnid")
+    actions.request_set_standardisation(request=request, involved=True, actor=expert)
+    with django_capture_on_commit_callbacks(execute=True):
+        request = actions.request_transition(request=request, transition="report_to_iesg",
+                                             actor=expert, comment="Report: sound.",
+                                             early_reason=EARLY)
+    assert request.state == State.AWAITING_IESG
+    assert any(m.subject.startswith("[IANA] stdnid") for m in mail.outbox)
+    request = actions.request_transition(request=request, transition="record_iesg_approval",
+                                         actor=staff, comment="IESG approved on 2026-11-20.")
+    request = actions.request_transition(request=request, transition="register", actor=staff)
+    assert Namespace.objects.by_nid("stdnid").exists()
+
+
+def test_fast_track_path(standards_body, expert, staff, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        request = make_request(standards_body, nid="sdonid", fast_track=True)
+        actions.request_comment(request=request, actor=expert, audience="registrant",
+                                body="Advice: consider a shorter NID.")
+        request = actions.request_transition(request=request, transition="request_registration",
+                                             actor=standards_body)
+        request = actions.request_transition(request=request, transition="register",
+                                             actor=staff)
+    version = Namespace.objects.by_nid("sdonid").get().versions.get()
+    assert version.fast_track
+    assert "[urn] Fast-track Registration request for URN NID sdonid" in subjects()
+    assert "[urn] Standards body asks IANA to register URN NID sdonid" in subjects()
+
+
+def test_informal_registration_assigns_the_next_number(registry, registrant, expert, staff):
+    request = make_request(registrant, nid="", kind="informal")
+    assert Round.objects.get(request=request).nid == ""
+    approve(request, expert, staff, register=True)
+    namespace = Namespace.objects.informal().get(informal_number=8)
+    assert namespace.nid == "urn-8" and namespace.versions.get().nid == "urn-8"
+
+
+def test_a_revision_publishes_version_n_plus_1(registrant, expert, staff):
+    approve(make_request(registrant, nid="revised"), expert, staff, register=True)
+    namespace = Namespace.objects.by_nid("revised").get()
+    revision = actions.request_create(actor=registrant, revises=namespace)
+    assert revision.purpose == namespace.current_version().purpose  # starts from current text
+    assert revision.revision_information == ""
+    with pytest.raises(actions.TransitionRefused, match="Revision information is empty"):
+        actions.request_transition(request=revision, transition="submit", actor=registrant)
+    revision = actions.request_update(
+        request=revision, actor=registrant, edit_version=revision.edit_version, kind="formal",
+        proposed_nid="", fast_track=False,
+        values=complete_values(registrant, revision_information="New resolver."),
+    )
+    revision = actions.request_transition(request=revision, transition="submit",
+                                          actor=registrant)
+    assert revision.rounds.get().version == 2
+    approve(revision, expert, staff, register=True)
+    assert list(namespace.versions.values_list("number", flat=True)) == [1, 2]
+    assert TemplateVersion.objects.get(namespace=namespace, number=2).revision_information == \
+        "New resolver."
+
+
+def test_only_the_holder_revises(registrant, other_registrant, expert, staff):
+    approve(make_request(registrant, nid="mineonly"), expert, staff, register=True)
+    with pytest.raises(actions.TransitionRefused, match="holder"):
+        actions.request_create(actor=other_registrant,
+                               revises=Namespace.objects.by_nid("mineonly").get())
+
+
+def test_registering_a_taken_nid_is_refused_and_the_request_stays_approved(
+        registrant, other_registrant, expert, staff):
+    first = approve(make_request(registrant, nid="twice"), expert)
+    second = approve(make_request(other_registrant, nid="TWICE"), expert)
+    actions.request_transition(request=first, transition="register", actor=staff)
+    with pytest.raises(actions.TransitionRefused, match="already registered"):
+        actions.request_transition(request=second, transition="register", actor=staff)
+    second.refresh_from_db()
+    assert second.state == State.APPROVED
+    assert Namespace.objects.by_nid("twice").count() == 1
+
+
+def test_withdrawal_tells_the_experts_but_not_for_a_draft(registrant, expert,
+                                                          django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        draft = make_request(registrant, nid="drafty", submit=False)
+        actions.request_transition(request=draft, transition="withdraw", actor=registrant)
+    assert mail.outbox == []
+    with django_capture_on_commit_callbacks(execute=True):
+        request = make_request(registrant, nid="gone")
+        actions.request_transition(request=request, transition="withdraw", actor=registrant,
+                                   comment="We found another way.")
+    assert subjects()[-1] == f"[urn experts] Request #{request.pk} for gone withdrawn"
+
+
+def test_comments_reach_the_other_side(registrant, other_registrant, expert,
+                                       django_capture_on_commit_callbacks):
+    request = make_request(registrant, nid="talky")
+    actions.request_assign(request=request, expert=expert, actor=expert)
+    with django_capture_on_commit_callbacks(execute=True):
+        actions.request_comment(request=request, actor=other_registrant, audience="public",
+                                body="How is uniqueness ensured?")
+        actions.request_comment(request=request, actor=registrant, audience="public",
+                                body="Sequential numbers.")
+        actions.request_comment(request=request, actor=expert, audience="experts",
+                                body="Internal: fine by me.")
+    assert [m.to for m in mail.outbox] == [[registrant.email], [expert.email]]
+    with pytest.raises(actions.TransitionRefused):
+        actions.request_comment(request=request, actor=registrant, audience="experts",
+                                body="Let me in.")
+    assert Comment.objects.filter(request=request).count() == 3
+
+
+def test_a_mail_failure_never_rolls_back_the_decision(registrant, expert, settings,
+                                                     django_capture_on_commit_callbacks):
+    settings.EMAIL_BACKEND = "tests.review.failing_backend.EmailBackend"
+    request = make_request(registrant, nid="mailfail")
+    with django_capture_on_commit_callbacks(execute=True):
+        actions.request_transition(request=request, transition="request_changes",
+                                   actor=expert, comment="Fix it.")
+    request.refresh_from_db()
+    assert request.state == State.CHANGES_REQUESTED
+    assert RequestEvent.objects.filter(request=request, transition="request_changes").exists()
+
+
+def test_idle_requests_get_one_reminder(registrant, expert, settings,
+                                        django_capture_on_commit_callbacks):
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from registry.review.models import Request
+    from registry.review.tasks import remind_idle_requests_task
+
+    settings.REVIEW_IDLE_REMINDER_DAYS = 7
+    idle = make_request(registrant, nid="sleepy")
+    make_request(registrant, nid="awake")
+    Request.objects.filter(pk=idle.pk).update(
+        last_activity_at=timezone.now() - dt.timedelta(days=8))
+    mail.outbox.clear()
+    assert remind_idle_requests_task() == 1
+    assert [m.subject for m in mail.outbox] == [
+        f"[urn experts] Request #{idle.pk} (sleepy) is waiting"]

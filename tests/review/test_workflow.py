@@ -1,0 +1,196 @@
+"""The state machine, exhaustively: every (state, transition, role, path) is either
+allowed (and then taken through the real action) or refused with a clear message."""
+
+import itertools
+
+import pytest
+
+from registry.review import actions, workflow
+from registry.review.models import RequestEvent, State
+from registry.review.workflow import TRANSITIONS, TransitionRefused, check, check_move
+from tests.review.helpers import EARLY, request_in
+
+C, F = "community", "fast_track"
+
+# The rules of RFC 8141 sections 6.2 and 6.3, written out independently of the
+# module's table: (state, transition, role, path).
+ALLOWED = {
+    ("draft", "submit", "registrant", C), ("draft", "submit", "registrant", F),
+    ("changes_requested", "resubmit", "registrant", C),
+    ("changes_requested", "resubmit", "registrant", F),
+    ("in_review", "revise", "registrant", C), ("in_review", "revise", "registrant", F),
+    ("in_review", "request_changes", "expert", C),
+    ("in_review", "approve", "expert", C),
+    ("in_review", "report_to_iesg", "expert", C),
+    ("in_review", "reject", "expert", C),
+    ("awaiting_iesg", "record_iesg_approval", "staff", C),
+    ("awaiting_iesg", "record_iesg_rejection", "staff", C),
+    ("in_review", "request_registration", "registrant", F),
+    ("approved", "register", "staff", C), ("approved", "register", "staff", F),
+    *{(s, "withdraw", "registrant", p)
+      for s in ("draft", "in_review", "changes_requested", "awaiting_iesg", "approved")
+      for p in (C, F)},
+}
+EXPECTED_TARGET = {
+    "submit": "in_review", "resubmit": "in_review", "revise": "changes_requested",
+    "request_changes": "changes_requested", "approve": "approved",
+    "report_to_iesg": "awaiting_iesg", "reject": "rejected",
+    "record_iesg_approval": "approved", "record_iesg_rejection": "rejected",
+    "request_registration": "approved", "register": "registered", "withdraw": "withdrawn",
+}
+ROLES = ["registrant", "expert", "staff", "other"]
+TRIPLES = list(itertools.product(State.values, TRANSITIONS, ROLES, (C, F)))
+
+
+def test_the_module_table_is_the_rfc_table():
+    from_module = {
+        (s, t.name, r, p)
+        for t in TRANSITIONS.values() for s in t.sources for r in t.roles for p in t.paths
+    }
+    assert from_module == ALLOWED
+    assert {t.name: t.target for t in TRANSITIONS.values()} == EXPECTED_TARGET
+
+
+@pytest.mark.parametrize(("state", "name", "role", "path"), TRIPLES)
+def test_every_triple_is_allowed_or_refused_clearly(state, name, role, path):
+    roles = set() if role == "other" else {role}
+    transition = TRANSITIONS[name]
+    if (state, name, role, path) in ALLOWED:
+        check_move(transition, state=state, path=path, roles=roles)
+        return
+    with pytest.raises(TransitionRefused) as refused:
+        check_move(transition, state=state, path=path, roles=roles)
+    message = str(refused.value)
+    assert transition.label.lower() in message.lower()
+    if state not in transition.sources:
+        assert State(state).label.lower() in message
+    elif path not in transition.paths:
+        assert "6.3" in message
+    else:
+        assert message.startswith("Only ")
+
+
+@pytest.fixture
+def people(registrant, other_registrant, expert, staff, standards_body):
+    return {"registrant": registrant, "other": other_registrant, "expert": expert,
+            "staff": staff, "sdo": standards_body}
+
+
+def _people_for(path, people):
+    if path == F:
+        return {**people, "registrant": people["sdo"]}
+    return people
+
+
+# States the fast track never reaches: nothing there goes to the IESG or rejects.
+UNREACHABLE = {("awaiting_iesg", F), ("rejected", F)}
+
+
+def test_the_fast_track_never_reaches_the_iesg_or_a_rejection():
+    reached = {(t.target, p) for t in TRANSITIONS.values() for p in t.paths}
+    assert not UNREACHABLE & reached
+
+
+@pytest.mark.parametrize(("state", "name", "role", "path"),
+                         sorted(t for t in ALLOWED if (t[0], t[3]) not in UNREACHABLE))
+def test_every_allowed_triple_works_through_the_action(state, name, role, path, people):
+    who = _people_for(path, people)
+    request = request_in(state, path=path, people=who, nid="wfallowed",
+                         standardisation=name == "report_to_iesg")
+    before = RequestEvent.objects.filter(request=request).count()
+    result = actions.request_transition(request=request, transition=name, actor=who[role],
+                                        comment="A reason.", early_reason=EARLY)
+    assert result.state == EXPECTED_TARGET[name]
+    result.refresh_from_db()
+    assert result.state == EXPECTED_TARGET[name]
+    event = RequestEvent.objects.filter(request=request).latest("id")
+    assert RequestEvent.objects.filter(request=request).count() == before + 1
+    assert (event.transition, event.from_state, event.to_state, event.actor) == (
+        name, state, EXPECTED_TARGET[name], who[role])
+
+
+@pytest.mark.parametrize(
+    ("state", "name", "role", "path"),
+    [t for t in TRIPLES if t not in ALLOWED and t[0] in ("in_review", "approved")],
+)
+def test_refused_triples_change_nothing_through_the_action(state, name, role, path, people):
+    who = _people_for(path, people)
+    request = request_in(state, path=path, people=who, nid="wfrefused")
+    events = RequestEvent.objects.filter(request=request).count()
+    with pytest.raises(TransitionRefused):
+        actions.request_transition(request=request, transition=name, actor=who[role],
+                                   comment="A reason.", early_reason=EARLY)
+    request.refresh_from_db()
+    assert request.state == state
+    assert RequestEvent.objects.filter(request=request).count() == events
+
+
+def test_decisions_need_their_comment(people):
+    request = request_in("in_review", path=C, people=people, nid="needsreason")
+    for name in ("request_changes", "approve", "reject"):
+        with pytest.raises(TransitionRefused, match="is required"):
+            check(request, name, people["expert"], early_reason=EARLY)
+
+
+def test_experts_may_decide_early_only_with_a_recorded_reason(people, settings):
+    settings.REVIEW_MIN_DAYS = 14
+    request = request_in("in_review", path=C, people=people, nid="earlybird")
+    with pytest.raises(TransitionRefused, match="14 days"):
+        actions.request_transition(request=request, transition="approve",
+                                   actor=people["expert"], comment="Fine.")
+    actions.request_transition(request=request, transition="approve", actor=people["expert"],
+                               comment="Fine.", early_reason="Uncontroversial; list agreed.")
+    event = RequestEvent.objects.filter(request=request).latest("id")
+    assert "Decided before the end of the public review period: Uncontroversial" in \
+        event.comment
+
+
+def test_after_the_review_period_no_early_reason_is_needed(people, settings):
+    settings.REVIEW_MIN_DAYS = 0
+    request = request_in("in_review", path=C, people=people, nid="patient")
+    actions.request_transition(request=request, transition="approve", actor=people["expert"],
+                               comment="Fine.")
+    assert RequestEvent.objects.filter(request=request).latest("id").comment == "Fine."
+
+
+def test_standardisation_sends_approval_to_the_iesg(people):
+    request = request_in("in_review", path=C, people=people, nid="stdsbody",
+                         standardisation=True)
+    with pytest.raises(TransitionRefused, match="IESG"):
+        check(request, "approve", people["expert"], comment="x", early_reason=EARLY)
+    plain = request_in("in_review", path=C, people=people, nid="plainone")
+    with pytest.raises(TransitionRefused, match="approve it directly"):
+        check(plain, "report_to_iesg", people["expert"], comment="x", early_reason=EARLY)
+
+
+def test_fast_track_needs_a_recognized_body_and_documentation(people):
+    from tests.factories import make_request
+
+    request = make_request(people["registrant"], nid="notsdo", fast_track=True, submit=False)
+    with pytest.raises(TransitionRefused, match="recognized standards bodies"):
+        actions.request_transition(request=request, transition="submit",
+                                   actor=people["registrant"])
+    sdo_request = make_request(people["sdo"], nid="sdonodoc", fast_track=True, submit=False,
+                               documentation="")
+    with pytest.raises(TransitionRefused, match="Documentation is empty"):
+        actions.request_transition(request=sdo_request, transition="submit",
+                                   actor=people["sdo"])
+
+
+def test_the_fast_track_offers_no_expert_decisions(people):
+    request = request_in("in_review", path=F, people=_people_for(F, people), nid="fastone")
+    offered = {t.name for t in workflow.available(request, people["expert"])}
+    assert offered == set()
+    offered = {t.name for t in workflow.available(request, people["sdo"])}
+    assert offered == {"revise", "request_registration", "withdraw"}
+
+
+def test_the_state_cannot_change_without_its_event(people):
+    from registry.namespaces.models import AppendOnlyError
+
+    request = request_in("in_review", path=C, people=people, nid="sneaky")
+    request.state = State.APPROVED
+    with pytest.raises(AppendOnlyError):
+        request.save()
+    request.refresh_from_db()
+    assert request.state == State.IN_REVIEW
