@@ -60,11 +60,11 @@ def test_community_path_to_a_published_namespace(registrant, expert, staff,
                 ) == ["create", "submit", "request_changes", "resubmit", "approve", "register"]
     assert subjects() == [
         "[urn] Registration request for URN NID FullPath",
-        "Your URN namespace request #%d: Changes requested" % request.pk,
+        f"Your URN namespace request #{request.pk}: Changes requested",
         "[urn] Registration request for URN NID FullPath (round 2)",
-        "Your URN namespace request #%d: Ready for IANA to register" % request.pk,
+        f"Your URN namespace request #{request.pk}: Ready for IANA to register",
         "[IANA] FullPath: Ready for IANA to register",
-        "Your URN namespace request #%d: Registered" % request.pk,
+        f"Your URN namespace request #{request.pk}: Registered",
         "[urn] Registered: URN NID FullPath",
     ]
     assert NamespaceEvent.objects.filter(namespace=namespace, kind="registered").exists()
