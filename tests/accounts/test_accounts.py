@@ -1,0 +1,82 @@
+"""Sign-up with email verification, log-in, log-out, reset, throttling, roles."""
+
+import re
+
+import pytest
+from django.core.cache import cache
+
+from registry.accounts.models import User
+from tests.factories import PASSWORD
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+def link_in(message):
+    return re.search(r"http://testserver(/accounts/\S+)", message.body).group(1)
+
+
+def test_sign_up_needs_email_verification(client, db, mailoutbox):
+    response = client.post("/accounts/signup/", {"email": "new@example.org",
+                                                 "password1": PASSWORD, "password2": PASSWORD})
+    assert response.status_code == 302
+    assert len(mailoutbox) == 1 and "new@example.org" in mailoutbox[0].to
+    # Not verified yet: logging in sends the person back to verification.
+    client.logout()
+    response = client.post("/accounts/login/", {"login": "new@example.org",
+                                                "password": PASSWORD})
+    assert "/accounts/confirm-email/" in response["Location"]
+    confirm = link_in(mailoutbox[0])
+    client.post(confirm)
+    response = client.post("/accounts/login/", {"login": "new@example.org",
+                                                "password": PASSWORD})
+    assert response["Location"] == "/requests/"
+    assert User.objects.get(email="new@example.org").username  # generated, never shown
+
+
+def test_log_in_and_out(client, registrant):
+    response = client.post("/accounts/login/", {"login": registrant.email,
+                                                "password": PASSWORD})
+    assert response.status_code == 302
+    assert registrant.email in client.get("/requests/").content.decode()
+    client.post("/accounts/logout/")
+    assert client.get("/requests/").status_code == 302
+
+
+def test_password_reset_sends_a_link(client, registrant, mailoutbox):
+    client.post("/accounts/password/reset/", {"email": registrant.email})
+    assert len(mailoutbox) == 1
+    assert "/accounts/password/reset/key/" in mailoutbox[0].body
+
+
+def test_repeated_failed_log_ins_are_throttled(client, registrant, settings):
+    for _ in range(5):
+        response = client.post("/accounts/login/", {"login": registrant.email,
+                                                    "password": "wrong"})
+        assert response.status_code == 200
+    response = client.post("/accounts/login/", {"login": registrant.email,
+                                                "password": PASSWORD})
+    html = response.content.decode()
+    assert "Too many failed login attempts" in html
+    assert "_auth_user_id" not in client.session
+
+
+def test_pages_render_for_each_persona(client, registrant, expert, staff):
+    for user, visible, hidden in (
+        (registrant, [], ["Expert dashboard", "IANA queue"]),
+        (expert, ["Expert dashboard"], ["IANA queue"]),
+        (staff, ["IANA queue"], ["Expert dashboard"]),
+    ):
+        client.force_login(user)
+        html = client.get("/").content.decode()
+        for text in visible:
+            assert text in html
+        for text in hidden:
+            assert text not in html
+    client.force_login(registrant)
+    assert client.get("/requests/dashboard/").status_code == 403
+    assert client.get("/requests/iana/").status_code == 403

@@ -1,0 +1,213 @@
+"""The Appendix A form: drafts, submission, bad input, stale forms, privacy."""
+
+import html as htmllib
+
+import pytest
+from django.urls import reverse
+
+from registry.review import actions
+from registry.review.models import Request, State
+from tests.factories import complete_values, make_request
+
+
+def form_data(edit_version=0, **overrides):
+    data = {"kind": "formal", "proposed_nid": "formnid", "edit_version": edit_version,
+            **complete_values()}
+    data.update(overrides)
+    return data
+
+
+@pytest.fixture
+def logged_in(client, registrant):
+    client.force_login(registrant)
+    return client
+
+
+def test_the_form_shows_every_appendix_a_field_with_guidance(logged_in):
+    html = logged_in.get(reverse("review:new")).content.decode()
+    for label in ("Organisation", "Contact person", "Contact email", "Contact phone",
+                  "Purpose", "Syntax", "Assignment", "Security and privacy",
+                  "Interoperability", "Resolution", "Documentation", "Additional information"):
+        assert label in html, label
+    assert "Section 6.4.1" in html and "Section 6.4.6 (required)" in html
+    assert 'data-nid-check="1"' in html and "nid-check.js" in html
+
+
+def test_a_partial_draft_saves(logged_in, registrant):
+    response = logged_in.post(reverse("review:new"), {"kind": "formal", "proposed_nid": "",
+                                                      "edit_version": 0, "purpose": "Half."})
+    request = Request.objects.get(registrant=registrant)
+    assert response.status_code == 302 and response["Location"] == f"/requests/{request.pk}/edit/"
+    assert request.state == State.DRAFT and request.purpose == "Half."
+
+
+def test_submitting_from_the_form(logged_in, registrant, expert, mailoutbox,
+                                  django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = logged_in.post(reverse("review:new"), form_data(submit="1"))
+    request = Request.objects.get(registrant=registrant)
+    assert response["Location"] == f"/requests/{request.pk}/"
+    assert request.state == State.IN_REVIEW
+    assert [m.subject for m in mailoutbox] == ["[urn] Registration request for URN NID formnid"]
+
+
+def test_submitting_an_incomplete_template_marks_each_missing_field(logged_in):
+    data = form_data(submit="1", purpose="", resolution="", syntax="   ")
+    response = logged_in.post(reverse("review:new"), data)
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert html.count("Required before you submit.") == 3
+    assert "Names archive records persistently." not in html  # purpose was emptied
+    assert "Sequential, never reused." in html  # what was typed is still there
+    assert not Request.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("nid", "words"),
+    [
+        ("ab", "more than two characters"),
+        ("urn-9", 'cannot start with "urn-"'),
+        ("X-thing", 'cannot start with "X-"'),
+        ("xn--abc", "two letters and a hyphen"),
+        ("de-foo", "two letters and a hyphen"),
+        ("bad_nid", "not allowed"),
+        ("-abc", "cannot start with a hyphen"),
+        ("abc-", "cannot end with a hyphen"),
+        ("a" * 33, "at most 32"),
+        ("ISBN", "already registered"),
+    ],
+)
+def test_each_nid_rule_is_a_message_at_the_field(logged_in, registry, nid, words):
+    response = logged_in.post(reverse("review:new"), form_data(proposed_nid=nid))
+    html = htmllib.unescape(response.content.decode())
+    assert response.status_code == 400
+    assert words in html
+    assert "RFC 8141 section" in html
+    assert f'value="{nid}"' in html  # the typed NID is kept
+    assert "Names archive records persistently." in html
+
+
+def test_a_1mb_field_is_refused_at_the_field_and_kept(logged_in):
+    big = "x" * 1_000_000
+    response = logged_in.post(reverse("review:new"), form_data(purpose=big))
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert "at most 20000 characters (it has 1000000)" in html
+    assert big in html
+    assert not Request.objects.exists()
+
+
+def test_nul_bytes_are_refused_at_the_field(logged_in):
+    response = logged_in.post(reverse("review:new"), form_data(syntax="a\x00b",
+                                                               proposed_nid="nul\x00nid"))
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert html.count("Null characters are not allowed.") == 2
+    assert "Sequential, never reused." in html
+
+
+def test_a_stale_form_after_the_request_moved_on_keeps_the_text(logged_in, registrant):
+    request = make_request(registrant, nid="stale", submit=False)
+    version = request.edit_version
+    actions.request_transition(request=request, transition="submit", actor=registrant)
+    response = logged_in.post(reverse("review:edit", args=[request.pk]),
+                              form_data(version, proposed_nid="stale", purpose="My new text"))
+    html = response.content.decode()
+    assert response.status_code == 409
+    assert "can no longer be edited" in html and "My new text" in html
+    request.refresh_from_db()
+    assert request.purpose != "My new text"
+
+
+def test_a_form_from_another_tab_does_not_overwrite(logged_in, registrant):
+    request = make_request(registrant, nid="twotabs", submit=False)
+    first = logged_in.post(reverse("review:edit", args=[request.pk]),
+                           form_data(request.edit_version, proposed_nid="twotabs",
+                                     purpose="Tab one"))
+    assert first.status_code == 302
+    second = logged_in.post(reverse("review:edit", args=[request.pk]),
+                            form_data(request.edit_version, proposed_nid="twotabs",
+                                      purpose="Tab two"))
+    assert second.status_code == 409
+    assert "another window or tab" in second.content.decode()
+    request.refresh_from_db()
+    assert request.purpose == "Tab one"
+
+
+def test_a_tampered_edit_version_is_a_field_error_not_a_crash(logged_in, registrant):
+    request = make_request(registrant, nid="tamper", submit=False)
+    response = logged_in.post(reverse("review:edit", args=[request.pk]),
+                              form_data("not-a-number", proposed_nid="tamper"))
+    assert response.status_code == 400
+
+
+def test_other_registrants_drafts_are_invisible(client, registrant, other_registrant):
+    draft = make_request(registrant, nid="secret", submit=False)
+    client.force_login(other_registrant)
+    for url in (f"/requests/{draft.pk}/", f"/requests/{draft.pk}/edit/"):
+        assert client.get(url).status_code == 404
+    assert client.post(f"/requests/{draft.pk}/edit/", form_data(0, purpose="mine now")
+                       ).status_code == 404
+    assert client.post(f"/requests/{draft.pk}/do/withdraw/", {"comment": ""}).status_code == 404
+    assert client.post(f"/requests/{draft.pk}/comment/",
+                       {"body": "hi", "audience": "public"}).status_code == 404
+    assert "secret" not in client.get("/requests/").content.decode()
+    draft.refresh_from_db()
+    assert draft.purpose != "mine now" and draft.state == State.DRAFT
+
+
+def test_other_registrants_cannot_edit_a_submitted_request(client, registrant,
+                                                          other_registrant):
+    request = make_request(registrant, nid="notyours")
+    client.force_login(other_registrant)
+    assert client.get(f"/requests/{request.pk}/").status_code == 200  # public review
+    assert client.post(f"/requests/{request.pk}/edit/", form_data(0)).status_code == 404
+    response = client.post(f"/requests/{request.pk}/do/withdraw/", {"comment": ""},
+                           follow=True)
+    assert "Only the registrant" in response.content.decode()
+    request.refresh_from_db()
+    assert request.state == State.IN_REVIEW
+
+
+def test_anonymous_users_are_sent_to_log_in(client):
+    response = client.get(reverse("review:new"))
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+def test_conflicting_proposals_are_flagged_on_both(client, registrant, other_registrant, expert):
+    first = make_request(registrant, nid="clash")
+    second = make_request(other_registrant, nid="CLASH")
+    client.force_login(expert)
+    for request, other in ((first, second), (second, first)):
+        html = client.get(request.get_absolute_url()).content.decode()
+        assert 'id="conflict-flag"' in html and f"#{other.pk}" in html
+    dashboard = client.get(reverse("review:dashboard")).content.decode()
+    assert dashboard.count("NID conflict") == 2
+
+
+def test_revision_form_requires_revision_information_and_shows_a_diff(
+        client, registrant, expert, staff):
+    from registry.namespaces.models import Namespace
+    from tests.factories import approve
+
+    approve(make_request(registrant, nid="revme"), expert, staff, register=True)
+    client.force_login(registrant)
+    response = client.get(reverse("review:new"), {"revises": "REVME"})
+    request = Request.objects.get(revises=Namespace.objects.by_nid("revme").get())
+    assert response["Location"] == f"/requests/{request.pk}/edit/"
+    data = form_data(request.edit_version, submit="1", resolution="Now with a mirror.")
+    data.pop("proposed_nid")
+    data.pop("kind")
+    response = client.post(f"/requests/{request.pk}/edit/", data)
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert "Revision information" in html and "Required before you submit." in html
+    assert "<ins>Now</ins>" in html or "<ins>Now with a mirror" in html
+
+
+def test_my_requests_lists_only_mine_with_states(client, registrant, other_registrant):
+    make_request(registrant, nid="minea")
+    make_request(other_registrant, nid="theirs")
+    client.force_login(registrant)
+    html = client.get(reverse("review:my-requests")).content.decode()
+    assert "minea" in html and "theirs" not in html and "In public review" in html

@@ -1,0 +1,52 @@
+"""Production settings: strict environment, and a clean `check --deploy`."""
+
+import os
+import subprocess
+import sys
+
+from django.conf import settings
+
+PRODUCTION = {
+    "REGISTRY_ENV": "production",
+    "SECRET_KEY": "k" * 20 + "-not-a-real-secret-but-long-and-varied-0123456789-abcdef",
+    "ALLOWED_HOSTS": "registry.example.org",
+    "DATABASE_URL": "sqlite:////tmp/registry-deploy-check.sqlite3",
+    "CELERY_BROKER_URL": "redis://127.0.0.1:6379/0",
+}
+
+
+def manage(*args, env):
+    clean = {k: v for k, v in os.environ.items()
+             if k not in ("DATABASE_URL", "SECRET_KEY", "REGISTRY_ENV", "DEBUG")}
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=settings.BASE_DIR,
+                          env={**clean, **env}, capture_output=True, text=True)
+
+
+def test_check_deploy_has_no_warnings_with_production_env():
+    result = manage("check", "--deploy", env=PRODUCTION)
+    assert result.returncode == 0, result.stderr
+    assert "System check identified no issues (0 silenced)." in result.stdout
+
+
+def test_production_refuses_to_start_without_a_secret_key():
+    env = {k: v for k, v in PRODUCTION.items() if k != "SECRET_KEY"}
+    result = manage("check", env=env)
+    assert result.returncode != 0
+    assert "Set the environment variable SECRET_KEY." in result.stderr
+
+
+def test_production_refuses_eager_celery():
+    env = {k: v for k, v in PRODUCTION.items() if k != "CELERY_BROKER_URL"}
+    result = manage("check", env=env)
+    assert "Set CELERY_BROKER_URL" in result.stderr
+
+
+def test_a_malformed_boolean_is_an_error_not_a_guess():
+    result = manage("check", env={"DEBUG": "maybe"})
+    assert "DEBUG must be a boolean" in result.stderr
+
+
+def test_no_secret_is_committed():
+    tracked = subprocess.run(["git", "ls-files"], cwd=settings.BASE_DIR, capture_output=True,
+                             text=True).stdout.split()
+    assert ".dev-secret-key" not in tracked
