@@ -9,3 +9,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry.settings")
 app = Celery("registry")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+# Celery's "current app" is per thread; without this, shared tasks sent from any
+# thread but the first (threaded servers, our concurrency tests) would fall back
+# to a default app with an AMQP broker on localhost.
+app.set_default()
