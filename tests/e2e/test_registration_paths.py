@@ -1,0 +1,154 @@
+"""The two registration paths of RFC 8141, driven in a real browser from sign-up
+to the published namespace page."""
+
+import re
+
+import pytest
+from django.core import mail
+
+from registry.accounts.models import User
+from tests.factories import PASSWORD, complete_values, make_user
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+TEMPLATE_FIELDS = ["registrant_organisation", "contact_name", "contact_email", "contact_phone",
+                   "purpose", "syntax", "assignment", "security", "interoperability",
+                   "resolution", "documentation"]
+
+
+@pytest.fixture(autouse=True)
+def _eager(settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.REVIEW_MIN_DAYS = 14
+
+
+def sign_up(page, email):
+    page.goto("/accounts/signup/")
+    page.fill("input[name=email]", email)
+    page.fill("input[name=password1]", PASSWORD)
+    page.fill("input[name=password2]", PASSWORD)
+    page.click("form button[type=submit]")
+    page.wait_for_url(re.compile(r"/accounts/confirm-email/"))
+    message = next(m for m in reversed(mail.outbox) if email in m.to)
+    link = re.search(r"https?://\S+/accounts/confirm-email/\S+", message.body).group(0)
+    page.goto(link)
+    page.click("form button[type=submit]")  # "Confirm"
+
+
+def log_in(page, email):
+    page.goto("/accounts/login/")
+    page.fill("input[name=login]", email)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("form button[type=submit]")
+    page.wait_for_url(re.compile(r"/requests/$"))
+
+
+def fill_template(page, nid, values, *, fast_track=False):
+    page.goto("/requests/new/")
+    page.check("input[name=kind][value=formal]")
+    page.fill("input[name=proposed_nid]", "xn--" + nid)
+    page.wait_for_selector("#nid-status .text-danger")  # the live check complains...
+    assert "two letters and a hyphen" in page.inner_text("#nid-status")
+    page.fill("input[name=proposed_nid]", nid)
+    page.wait_for_selector("#nid-status .text-success")  # ...then accepts
+    for name in TEMPLATE_FIELDS:
+        page.fill(f"[name={name}]", values[name])
+    if fast_track:
+        page.check("input[name=fast_track]")
+
+
+def test_community_registration_from_sign_up_to_published_page(new_page, expert, staff):
+    registrant = new_page()
+    sign_up(registrant, "alice@example.org")
+    log_in(registrant, "alice@example.org")
+    fill_template(registrant, "alicearchive", complete_values(None, contact_email="alice@example.org"))
+    registrant.click("button[name=save]")  # a draft first
+    registrant.wait_for_selector("text=Draft saved.")
+    registrant.click("button[name=submit]")
+    registrant.wait_for_selector("text=Submitted.")
+    assert "In public review" in registrant.inner_text("main")
+    request_url = registrant.url
+    assert any(m.subject == "[urn] Registration request for URN NID alicearchive"
+               for m in mail.outbox)
+
+    reviewer = new_page()
+    log_in(reviewer, expert.email)
+    reviewer.goto("/requests/dashboard/")
+    reviewer.click("table[data-state=in_review] >> a.btn:has-text(\"Review\")")
+    assert reviewer.url == request_url
+    reviewer.fill("#c-request_changes", "Please say whether the NSS is case-sensitive.")
+    reviewer.click("button[value=request_changes]")
+    reviewer.wait_for_selector("text=Done: request changes.")
+
+    registrant.goto(request_url)
+    registrant.click("text=Edit the template")
+    registrant.fill("[name=syntax]", "NSS = 1*DIGIT; compared case-sensitively.")
+    registrant.click("button[name=submit]")
+    registrant.wait_for_selector("text=Submitted.")
+
+    reviewer.goto(request_url)
+    assert "Compare rounds" in reviewer.inner_text("main")
+    reviewer.fill("#c-approve", "Clear and complete.")
+    reviewer.fill("#e-approve", "The list discussion is over; no objections.")
+    reviewer.click("button[value=approve]")
+    reviewer.wait_for_selector("text=Done: approve.")
+
+    iana = new_page()
+    log_in(iana, staff.email)
+    iana.goto("/requests/iana/")
+    iana.click("#ready >> text=Complete the registration")
+    iana.wait_for_selector("text=Done: complete the registration.")
+
+    registrant.goto("/namespaces/AliceArchive/")
+    body = registrant.inner_text("main")
+    assert "URN namespace alicearchive" in body
+    assert "compared case-sensitively" in body
+    assert User.objects.get(email="alice@example.org").namespaces.get().nid == "alicearchive"
+
+
+def test_fast_track_from_sign_up_to_published_page(new_page, expert):
+    iana_admin = make_user("admin@iana.example", roles=["IANA staff"])
+    iana_admin.is_staff = iana_admin.is_superuser = True
+    iana_admin.save()
+
+    body = new_page()
+    sign_up(body, "rep@sdo.example")
+    body_user = User.objects.get(email="rep@sdo.example")
+
+    iana = new_page()
+    log_in(iana, iana_admin.email)  # IANA staff record the IESG's recognition in the admin
+    iana.goto(f"/admin/accounts/user/{body_user.pk}/change/")
+    iana.check("input[name=recognized_standards_body]")
+    iana.fill("input[name=organisation]", "Example Standards Organization")
+    iana.click("input[name=_save]")
+    iana.wait_for_selector("text=was changed successfully")
+
+    log_in(body, "rep@sdo.example")
+    fill_template(body, "sdoids", complete_values(None, contact_email="rep@sdo.example"),
+                  fast_track=True)
+    body.click("button[name=submit]")
+    body.wait_for_selector("text=Submitted.")
+    request_url = body.url
+    assert "Fast track" in body.inner_text("main")
+
+    reviewer = new_page()
+    log_in(reviewer, expert.email)
+    reviewer.goto(request_url)
+    assert reviewer.locator("button[value=approve]").count() == 0  # reviews are advisory
+    reviewer.fill("#comment-body", "Advice: consider documenting the check digit.")
+    reviewer.select_option("select[name=audience]", "registrant")
+    reviewer.click("form[action$=\"/comment/\"] button")
+    reviewer.wait_for_selector("text=Comment posted.")
+
+    body.goto(request_url)
+    assert "consider documenting the check digit" in body.inner_text("main")
+    body.click("button[value=request_registration]")  # the body decides when
+    body.wait_for_selector("text=Done: ask iana to register.")
+
+    iana.goto("/requests/iana/")
+    iana.click("#ready >> text=Complete the registration")
+    iana.wait_for_selector("text=Done: complete the registration.")
+
+    body.goto("/namespaces/sdoids/")
+    text = body.inner_text("main")
+    assert "URN namespace sdoids" in text and "Fast track (section 6.3)" in text
