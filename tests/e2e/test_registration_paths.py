@@ -61,7 +61,8 @@ def test_community_registration_from_sign_up_to_published_page(new_page, expert,
     registrant = new_page()
     sign_up(registrant, "alice@example.org")
     log_in(registrant, "alice@example.org")
-    fill_template(registrant, "alicearchive", complete_values(None, contact_email="alice@example.org"))
+    fill_template(registrant, "alicearchive",
+                  complete_values(None, contact_email="alice@example.org"))
     registrant.click("button[name=save]")  # a draft first
     registrant.wait_for_selector("text=Draft saved.")
     registrant.click("button[name=submit]")

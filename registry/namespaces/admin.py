@@ -1,0 +1,110 @@
+"""Admin for IANA staff: history is read-only, and every change goes through the
+same actions the web pages use."""
+
+from django import forms
+from django.contrib import admin, messages
+from django.shortcuts import redirect, render
+
+from registry.namespaces.actions import RegistryError, namespace_set_status
+from registry.namespaces.models import Namespace, NamespaceEvent, TemplateVersion
+from registry.namespaces.template import TEXT_FIELDS
+
+
+class ReadOnlyInline(admin.TabularInline):
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+class VersionInline(ReadOnlyInline):
+    model = TemplateVersion
+    fields = ("number", "date", "nid", "fast_track", "published_at", "published_by")
+    readonly_fields = fields
+
+
+class EventInline(ReadOnlyInline):
+    model = NamespaceEvent
+    fields = ("created_at", "kind", "version", "from_status", "to_status", "actor", "comment")
+    readonly_fields = fields
+
+
+class StatusForm(forms.Form):
+    comment = forms.CharField(widget=forms.Textarea, label="Why, and what to use instead")
+
+
+@admin.register(Namespace)
+class NamespaceAdmin(admin.ModelAdmin):
+    list_display = ("nid", "kind", "informal_number", "status", "registered_on", "holder")
+    list_filter = ("kind", "status")
+    search_fields = ("nid", "organisation")
+    ordering = ("nid",)
+    readonly_fields = ("nid", "kind", "informal_number", "status", "status_note", "organisation",
+                       "created_at", "updated_at")
+    fields = ("nid", "kind", "informal_number", "status", "status_note", "registered_on",
+              "references", "template_url", "template_date", "registry_note", "holder",
+              "organisation", "created_at", "updated_at")
+    autocomplete_fields = ("holder",)
+    inlines = [VersionInline, EventInline]
+    actions = ["deprecate", "reinstate"]
+
+    def has_add_permission(self, request):
+        return False  # namespaces are registered through the review workflow
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # a NID is never deleted or reassigned (RFC 8141 section 5)
+
+    def _set_status(self, request, queryset, status, title):
+        if "apply" in request.POST:
+            form = StatusForm(request.POST)
+            if form.is_valid():
+                done = 0
+                for namespace in queryset:
+                    try:
+                        namespace_set_status(namespace=namespace, status=status,
+                                             comment=form.cleaned_data["comment"],
+                                             actor=request.user)
+                        done += 1
+                    except RegistryError as exc:
+                        self.message_user(request, f"{namespace.nid}: {exc}", messages.ERROR)
+                if done:
+                    self.message_user(request, f"{done} namespace(s) now {status}.")
+                return redirect(request.get_full_path())
+        else:
+            form = StatusForm()
+        return render(request, "admin/namespaces/set_status.html", {
+            **self.admin_site.each_context(request), "title": title, "form": form,
+            "namespaces": queryset, "action": request.POST.get("action"),
+            "opts": self.model._meta,
+        })
+
+    @admin.action(description="Deprecate the selected namespaces")
+    def deprecate(self, request, queryset):
+        return self._set_status(request, queryset, "deprecated", "Deprecate namespaces")
+
+    @admin.action(description="Reinstate the selected namespaces")
+    def reinstate(self, request, queryset):
+        return self._set_status(request, queryset, "active", "Reinstate namespaces")
+
+
+@admin.register(TemplateVersion)
+class TemplateVersionAdmin(admin.ModelAdmin):
+    list_display = ("namespace", "number", "date", "fast_track", "published_at")
+    list_filter = ("fast_track",)
+    search_fields = ("namespace__nid", "registrant_organisation")
+    readonly_fields = ("namespace", "number", "date", "nid", "fast_track", "published_at",
+                       "published_by", "source_request", *TEXT_FIELDS)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -1,0 +1,55 @@
+"""The admin shows history read-only and changes status only through the action."""
+
+import datetime as dt
+
+import pytest
+
+from registry.namespaces.actions import namespace_register
+from registry.namespaces.models import Namespace, NamespaceEvent
+from tests.factories import complete_values
+
+
+@pytest.fixture
+def admin_client(client, staff):
+    staff.is_staff = staff.is_superuser = True
+    staff.save()
+    client.force_login(staff)
+    return client
+
+
+@pytest.fixture
+def namespace(staff):
+    return namespace_register(kind="formal", nid="adminns", values=complete_values(),
+                              date=dt.date(2026, 11, 1), actor=staff)
+
+
+def test_namespace_and_versions_are_listed_and_readable(admin_client, namespace):
+    assert "adminns" in admin_client.get("/admin/namespaces/namespace/").content.decode()
+    page = admin_client.get(f"/admin/namespaces/namespace/{namespace.pk}/change/")
+    assert page.status_code == 200 and "Names archive records persistently." not in \
+        page.content.decode().split("inline-group")[0]
+    version = namespace.versions.get()
+    assert admin_client.get(f"/admin/namespaces/templateversion/{version.pk}/change/"
+                            ).status_code == 200
+
+
+def test_versions_and_namespaces_cannot_be_deleted_or_added(admin_client, namespace):
+    version = namespace.versions.get()
+    assert admin_client.get(f"/admin/namespaces/templateversion/{version.pk}/delete/"
+                            ).status_code == 403
+    assert admin_client.get(f"/admin/namespaces/namespace/{namespace.pk}/delete/"
+                            ).status_code == 403
+    assert admin_client.get("/admin/namespaces/namespace/add/").status_code == 403
+
+
+def test_deprecating_from_the_admin_writes_the_event(admin_client, namespace, staff):
+    url = "/admin/namespaces/namespace/"
+    form = admin_client.post(url, {"action": "deprecate", "_selected_action": [namespace.pk]})
+    assert "Why, and what to use instead" in form.content.decode()
+    admin_client.post(url, {"action": "deprecate", "_selected_action": [namespace.pk],
+                            "apply": "1", "comment": "Superseded by urn:newns."})
+    namespace.refresh_from_db()
+    assert namespace.status == "deprecated"
+    event = NamespaceEvent.objects.get(kind="status_changed")
+    assert event.actor == staff and event.comment == "Superseded by urn:newns."
+    assert Namespace.objects.count() == 1
