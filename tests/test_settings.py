@@ -17,7 +17,8 @@ PRODUCTION = {
 
 def manage(*args, env):
     clean = {k: v for k, v in os.environ.items()
-             if k not in ("DATABASE_URL", "SECRET_KEY", "REGISTRY_ENV", "DEBUG")}
+             if k not in ("DATABASE_URL", "SECRET_KEY", "REGISTRY_ENV", "DEBUG",
+                          "DJANGO_ALLOW_ASYNC_UNSAFE")}
     return subprocess.run([sys.executable, "manage.py", *args], cwd=settings.BASE_DIR,
                           env={**clean, **env}, capture_output=True, text=True)
 
