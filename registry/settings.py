@@ -181,6 +181,8 @@ TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
 
+FIXTURE_DIRS = [BASE_DIR / "fixtures"]
+
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"

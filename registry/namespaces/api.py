@@ -16,6 +16,7 @@ from django.utils.feedgenerator import Atom1Feed
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import condition, require_GET, require_http_methods
 
+from registry.namespaces.advice import nid_warnings
 from registry.namespaces.checker import MAX_URNS, check_urns, split_lines
 from registry.namespaces.exports import registry_csv, registry_xml
 from registry.namespaces.models import Namespace, NamespaceEvent
@@ -154,10 +155,12 @@ def nid_check(request):
 
     others = (Request.objects.open().filter(proposed_nid__lower=nid.lower()).count()
               if plausible_text(nid, 64) else 0)
+    warnings = nid_warnings(nid) if kind != "informal" and plausible_text(nid, 64) else []
     return JsonResponse({
         "nid": nid,
         "acceptable": not problems,
         "problems": [{"code": p.code, "message": str(p)} for p in problems],
+        "warnings": [{"code": w.code, "message": str(w)} for w in warnings],
         "other_open_requests": others,
     })
 

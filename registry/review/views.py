@@ -15,6 +15,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from registry.accounts.roles import EXPERT, is_expert, is_iana_staff
+from registry.namespaces.advice import nid_warnings
 from registry.namespaces.models import Namespace
 from registry.namespaces.presentation import field_diffs
 from registry.namespaces.template import SECTIONS, TEXT_FIELDS, template_values
@@ -174,6 +175,7 @@ def request_page(request, pk):
         "user_is_expert": is_expert(user),
         "user_is_staff": is_iana_staff(user),
         "conflicts": conflicting_requests(obj),
+        "nid_warnings": nid_warnings(obj.proposed_nid) if not obj.is_revision else [],
         "experts": get_user_model().objects.filter(groups__name=EXPERT).order_by("email"),
         "audiences": _audiences(obj, user),
         "period_ends": obj.review_period_ends(),

@@ -36,6 +36,12 @@
         list.appendChild(li);
       });
     }
+    (data.warnings || []).forEach(function (w) {
+      var li = document.createElement("li");
+      li.className = "text-warning-emphasis";
+      li.textContent = "\u26A0 " + w.message;
+      list.appendChild(li);
+    });
     if (data.other_open_requests > 0) {
       var warn = document.createElement("li");
       warn.className = "text-warning-emphasis";

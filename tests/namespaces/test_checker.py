@@ -65,3 +65,19 @@ def test_nid_check_endpoint(client, registry):
     assert client.get("/api/nid-check", {"nid": "ISBN"}).json()["problems"][0]["code"] == \
         "already_registered"
     assert client.get("/api/nid-check", {"nid": "racefoo"}).json()["acceptable"]
+
+
+def test_nid_check_warns_about_uri_schemes_and_country_codes(client, db):
+    http = client.get("/api/nid-check", {"nid": "HTTP"}).json()
+    assert http["acceptable"] and [w["code"] for w in http["warnings"]] == ["uri_scheme"]
+    deu = client.get("/api/nid-check", {"nid": "deu"}).json()
+    assert [w["code"] for w in deu["warnings"]] == ["country_code"]
+    assert client.get("/api/nid-check", {"nid": "racefoo"}).json()["warnings"] == []
+
+
+def test_request_page_shows_the_section_5_1_warnings(client, registrant):
+    from tests.factories import make_request
+
+    request = make_request(registrant, nid="fra")
+    html = client.get(request.get_absolute_url()).content.decode()
+    assert 'id="nid-warnings"' in html and "ISO 3166-1 country code" in html

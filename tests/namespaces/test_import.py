@@ -72,3 +72,14 @@ def test_a_broken_file_is_a_clear_error(tmp_path, db):
     bad.write_text("{not json")
     with pytest.raises(CommandError, match="not a registry file"):
         call_command("import_registry", str(bad), verbosity=0)
+
+
+def test_the_shipped_fixture_is_the_import_result(db):
+    """fixtures/iana_registry.json is `import_registry` then `dumpdata` (see the README)."""
+    call_command("loaddata", "iana_registry", verbosity=0)
+    from_fixture = snapshot()
+    counter = InformalNumberCounter.objects.get().last_assigned
+    call_command("flush", interactive=False, verbosity=0)
+    call_command("import_registry", str(SOURCE), verbosity=0)
+    assert snapshot() == from_fixture
+    assert InformalNumberCounter.objects.get().last_assigned == counter == 7
