@@ -73,7 +73,35 @@ def reference_link(label: str) -> tuple[str, str]:
     return label, ""
 
 
-class Namespace(models.Model):
+class EventGuardedState(models.Model):
+    """Integrity guard, not business logic (datatracker's save_with_history): the
+    field named by ``guarded_field`` changes only through ``save_with_event()``,
+    which the actions call after writing the event row. A plain ``save()`` that
+    changes it raises, so a state change without its event is impossible."""
+
+    guarded_field = "state"
+    guard_message = "Change this state through its action, which records the event."
+
+    class Meta:
+        abstract = True
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._saved_guarded = getattr(self, self.guarded_field)
+
+    def save(self, *args, **kwargs):
+        if not self._state.adding and getattr(self, self.guarded_field) != self._saved_guarded:
+            raise AppendOnlyError(self.guard_message)
+        super().save(*args, **kwargs)
+        self._saved_guarded = getattr(self, self.guarded_field)
+
+    def save_with_event(self, **kwargs):
+        """Save a change of the guarded field whose event the caller has just written."""
+        self._saved_guarded = getattr(self, self.guarded_field)
+        self.save(**kwargs)
+
+
+class Namespace(EventGuardedState):
     """A registered NID. Never deleted and never reassigned (RFC 8141 section 5)."""
 
     class Kind(models.TextChoices):
@@ -129,28 +157,14 @@ class Namespace(models.Model):
         ]
         indexes = [models.Index(fields=["kind", "status"])]
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._saved_status = self.status
+    guarded_field = "status"
+    guard_message = "Change a namespace's status with namespace_set_status()."
 
     def __str__(self) -> str:
         return self.nid
 
-    def save(self, *args, **kwargs):
-        # Integrity guard, not business logic: a status change is written only by
-        # namespace_set_status(), together with its event row.
-        if not self._state.adding and self.status != self._saved_status:
-            raise AppendOnlyError("Change a namespace's status with namespace_set_status().")
-        super().save(*args, **kwargs)
-        self._saved_status = self.status
-
     def get_absolute_url(self) -> str:
         return reverse("namespaces:detail", args=[self.nid])
-
-    def save_with_event(self, **kwargs):
-        """Save a status change whose NamespaceEvent the caller has just written."""
-        self._saved_status = self.status
-        self.save(**kwargs)
 
     @property
     def key(self) -> str:

@@ -58,6 +58,20 @@ def field_diffs(old: dict[str, str], new: dict[str, str],
     return result
 
 
+def pick_pair(params, items: list, *, number=lambda item: item.number) -> tuple:
+    """The (old, new) pair to compare from ``?a=&b=``, among ``items`` newest first;
+    by default the previous and the latest. Unknown or malformed numbers fall back."""
+    by_number = {number(item): item for item in items}
+
+    def pick(name, default):
+        try:
+            return by_number.get(int(params.get(name, default)), by_number[default])
+        except (TypeError, ValueError):
+            return by_number[default]
+
+    return pick("a", number(items[1])), pick("b", number(items[0]))
+
+
 def highlight(text: str, query: str, *, width: int = 180) -> SafeString:
     """A snippet of ``text`` around the first query word found, words marked."""
     text = text or ""

@@ -110,24 +110,6 @@ class TemplateFields(models.Model):
         abstract = True
 
 
-TEXT_FIELDS: tuple[str, ...] = (
-    "registrant_organisation",
-    "registrant_address",
-    "contact_name",
-    "contact_email",
-    "contact_phone",
-    "contact_postal",
-    "purpose",
-    "syntax",
-    "assignment",
-    "security",
-    "interoperability",
-    "resolution",
-    "documentation",
-    "additional_information",
-    "revision_information",
-)
-
 SECTIONS: tuple[TemplateSection, ...] = (
     TemplateSection(
         "Registrant",
@@ -144,6 +126,9 @@ SECTIONS: tuple[TemplateSection, ...] = (
     TemplateSection("Additional Information", ("additional_information",)),
     TemplateSection("Revision Information", ("revision_information",)),
 )
+
+# Every text field of the template, in the template's order.
+TEXT_FIELDS: tuple[str, ...] = tuple(name for section in SECTIONS for name in section.fields)
 
 # Required before a request can be submitted (Appendix A; 6.4.5 and 6.4.6 say MUST).
 REQUIRED_FIELDS: tuple[str, ...] = (

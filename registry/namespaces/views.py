@@ -12,7 +12,7 @@ from django.views.decorators.http import condition, require_GET
 
 from registry.namespaces.checker import MAX_URNS, check_urns, split_lines
 from registry.namespaces.models import Namespace
-from registry.namespaces.presentation import field_diffs, highlight
+from registry.namespaces.presentation import field_diffs, highlight, pick_pair
 from registry.namespaces.querysets import clean_query, nid_from_query
 from registry.namespaces.template import SECTIONS, render_text, template_values
 
@@ -141,16 +141,7 @@ def diff(request, nid):
     if len(versions) < 2:
         return render(request, "namespaces/diff.html", {"namespace": namespace,
                                                         "versions": versions})
-    by_number = {v.number: v for v in versions}
-
-    def pick(name, default):
-        try:
-            return by_number.get(int(request.GET.get(name, default)), by_number[default])
-        except ValueError:
-            return by_number[default]
-
-    a = pick("a", versions[1].number)
-    b = pick("b", versions[0].number)
+    a, b = pick_pair(request.GET, versions)
     return render(request, "namespaces/diff.html", {
         "namespace": namespace, "versions": versions, "a": a, "b": b,
         "diffs": field_diffs(template_values(a), template_values(b)),

@@ -11,7 +11,7 @@ from django.db.models.functions import Lower
 from django.urls import reverse
 from django.utils import timezone
 
-from registry.namespaces.models import AppendOnlyError, AppendOnlyModel, Namespace
+from registry.namespaces.models import AppendOnlyModel, EventGuardedState, Namespace
 from registry.namespaces.template import TemplateFields, missing_fields, template_values
 
 
@@ -59,7 +59,7 @@ class RequestQuerySet(models.QuerySet):
         return self.filter(state__in=OPEN_STATES, last_activity_at__lt=moment)
 
 
-class Request(TemplateFields):
+class Request(EventGuardedState, TemplateFields):
     """A request to register a namespace, or to publish a new version of one.
 
     The template fields here are the working copy; what was submitted is kept
@@ -100,27 +100,13 @@ class Request(TemplateFields):
         ordering = ["-last_activity_at"]
         indexes = [models.Index(Lower("proposed_nid"), name="request_proposed_nid_lower")]
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._saved_state = self.state
+    guard_message = "Change a request's state through registry.review.actions."
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.display_nid}"
 
-    def save(self, *args, **kwargs):
-        # Integrity guard, not business logic: states change only through
-        # registry.review.actions, which writes the RequestEvent first.
-        if not self._state.adding and self.state != self._saved_state:
-            raise AppendOnlyError("Change a request's state through registry.review.actions.")
-        super().save(*args, **kwargs)
-        self._saved_state = self.state
-
     def get_absolute_url(self) -> str:
         return reverse("review:request", args=[self.pk])
-
-    def save_with_event(self, **kwargs):
-        self._saved_state = self.state
-        self.save(**kwargs)
 
     @property
     def is_revision(self) -> bool:

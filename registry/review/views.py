@@ -17,7 +17,7 @@ from django.views.decorators.http import require_POST
 from registry.accounts.roles import EXPERT, is_expert, is_iana_staff
 from registry.namespaces.advice import nid_warnings
 from registry.namespaces.models import Namespace
-from registry.namespaces.presentation import field_diffs
+from registry.namespaces.presentation import field_diffs, pick_pair
 from registry.namespaces.template import SECTIONS, TEXT_FIELDS, template_values
 from registry.review import actions, workflow
 from registry.review.forms import AssignForm, CommentForm, RequestForm, TransitionForm
@@ -200,15 +200,7 @@ def _audiences(obj: Request, user) -> list[tuple[str, str]]:
 
 
 def _round_diffs(request, rounds):
-    by_number = {r.number: r for r in rounds}
-
-    def pick(name, default):
-        try:
-            return by_number.get(int(request.GET.get(name, default)), by_number[default])
-        except ValueError:
-            return by_number[default]
-
-    a, b = pick("a", rounds[1].number), pick("b", rounds[0].number)
+    a, b = pick_pair(request.GET, rounds)
     return {"a": a, "b": b, "diffs": field_diffs(a.values(), b.values()),
             "left_label": f"Round {a.number}", "right_label": f"Round {b.number}"}
 
