@@ -8,6 +8,7 @@ admin, the review workflow and management commands call these; none copies them.
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 from django.db import IntegrityError, transaction
 
@@ -91,6 +92,7 @@ def namespace_register(
             namespace = Namespace.objects.create(
                 nid=nid, kind=kind, informal_number=number, registered_on=date,
                 holder=holder, organisation=organisation, search_text=search_text,
+                references=registry_references(values),
             )
     except IntegrityError:
         raise NIDConflict(_taken_message(nid)) from None
@@ -104,6 +106,23 @@ def namespace_register(
         to_status=namespace.status,
     )
     return namespace
+
+
+_RFC_POINTER = re.compile(r"\s*RFC\s?(\d+)\s*", re.IGNORECASE)
+_URL = re.compile(r"https?://\S+")
+
+
+def registry_references(values: dict[str, str]) -> list[str]:
+    """The registry's "Reference" column for a registration made here, in IANA's
+    style: "RFC8458" for an RFC, else "Organisation <documentation URL>"."""
+    documentation = (values.get("documentation") or "").strip()
+    organisation = (values.get("registrant_organisation") or "").strip()
+    if m := _RFC_POINTER.fullmatch(documentation):
+        return [f"RFC{m.group(1)}"]
+    if m := _URL.search(documentation):
+        return [f"{organisation} <{m.group(0).rstrip('.,;)')}>" if organisation
+                else m.group(0)]
+    return [organisation] if organisation else []
 
 
 def _taken_message(nid: str) -> str:

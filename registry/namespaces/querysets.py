@@ -5,8 +5,8 @@ from __future__ import annotations
 import difflib
 
 from django.db import connection, models
-from django.db.models import Case, F, IntegerField, Q, Value, When
-from django.db.models.functions import Lower
+from django.db.models import Case, Count, F, IntegerField, OuterRef, Q, Subquery, Value, When
+from django.db.models.functions import Coalesce, Lower
 
 from registry.urns import URNSyntaxError, nid_key, parse
 
@@ -32,6 +32,14 @@ class NamespaceQuerySet(models.QuerySet):
 
     def nid_keys(self) -> set[str]:
         return {nid_key(n) for n in self.values_list("nid", flat=True)}
+
+    def with_version_count(self):
+        """Annotate ``version_count`` as a subquery, which count() can leave out."""
+        from registry.namespaces.models import TemplateVersion
+
+        versions = (TemplateVersion.objects.filter(namespace=OuterRef("pk")).order_by()
+                    .values("namespace").annotate(n=Count("pk")).values("n"))
+        return self.annotate(version_count=Coalesce(Subquery(versions), 0))
 
     def sorted_by(self, key: str):
         """Order for the registry tables: 'nid', '-nid', 'date', '-date'."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import string
 
 from django.core.paginator import Paginator
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Q
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import condition, require_GET
@@ -20,14 +20,25 @@ PAGE_SIZE = 250
 LETTERS = list(string.ascii_lowercase) + ["0-9"]
 
 
+def _registry_stamp(request) -> dict:
+    """When the registry last changed and how many rows it has, once per request."""
+    if not hasattr(request, "_registry_stamp"):
+        request._registry_stamp = Namespace.objects.aggregate(
+            changed=Max("updated_at"), count=Count("pk"),
+            formal=Count("pk", filter=Q(kind="formal")),
+            informal=Count("pk", filter=Q(kind="informal")),
+        )
+    return request._registry_stamp
+
+
 def registry_last_modified(request, *args, **kwargs):
-    return Namespace.objects.aggregate(m=Max("updated_at"))["m"]
+    return _registry_stamp(request)["changed"]
 
 
 def registry_etag(request, *args, **kwargs):
-    stamp = registry_last_modified(request)
-    count = Namespace.objects.count()
-    return f"{count}-{stamp.timestamp() if stamp else 0}-{request.GET.urlencode()}"
+    stamp = _registry_stamp(request)
+    changed = stamp["changed"].timestamp() if stamp["changed"] else 0
+    return f"{stamp['count']}-{changed}-{request.GET.urlencode()}"
 
 
 def namespace_or_404(request, nid: str) -> Namespace:
@@ -44,7 +55,7 @@ class UnknownNID(Http404):
 
 
 def _table(request, queryset, prefix: str, sort: str):
-    rows = queryset.sorted_by(sort).annotate(version_count=Count("versions"))
+    rows = queryset.sorted_by(sort).with_version_count()
     return Paginator(rows, PAGE_SIZE).get_page(request.GET.get(f"{prefix}page"))
 
 
@@ -70,10 +81,7 @@ def registry_page(request):
         "letter": letter,
         "letters": LETTERS,
         "statuses": Namespace.Status.choices,
-        "counts": {
-            "formal": Namespace.objects.formal().count(),
-            "informal": Namespace.objects.informal().count(),
-        },
+        "counts": _registry_stamp(request),
     }
     return render(request, "namespaces/registry.html", context)
 
