@@ -1,8 +1,11 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from registry.review import views as review_views
+
 urlpatterns = [
     path("", include("registry.namespaces.urls")),
+    path("api/nid-check", review_views.nid_check, name="nid-check"),
     path("requests/", include("registry.review.urls")),
     path("accounts/", include("allauth.urls")),
     path("admin/", admin.site.urls),

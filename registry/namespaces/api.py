@@ -16,14 +16,11 @@ from django.utils.feedgenerator import Atom1Feed
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import condition, require_GET, require_http_methods
 
-from registry.namespaces.advice import nid_warnings
 from registry.namespaces.checker import MAX_URNS, check_urns, split_lines
 from registry.namespaces.exports import registry_csv, registry_xml
 from registry.namespaces.models import Namespace, NamespaceEvent
-from registry.namespaces.querysets import plausible_text
 from registry.namespaces.template import TEXT_FIELDS
 from registry.namespaces.views import registry_etag, registry_last_modified
-from registry.urns import check_formal_nid, check_informal_nid
 
 API_PAGE_SIZE = 100
 cached = condition(etag_func=registry_etag, last_modified_func=registry_last_modified)
@@ -139,30 +136,6 @@ def _posted_urns(request) -> list[str]:
     if request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
         return split_lines(request.POST.get("urns", ""))
     return split_lines(body)
-
-
-@require_GET
-def nid_check(request):
-    """Live check of a proposed NID for the request form (sections 2.1, 5.1, 5.2)."""
-    nid = request.GET.get("nid", "")[:100]
-    kind = request.GET.get("kind", "formal")
-    registered = Namespace.objects.by_nid(nid).values_list("nid", flat=True) if nid else []
-    if kind == "informal":
-        problems = check_informal_nid(nid, registered)
-    else:
-        problems = check_formal_nid(nid, registered)
-    from registry.review.models import Request  # the review app owns requests
-
-    others = (Request.objects.open().filter(proposed_nid__lower=nid.lower()).count()
-              if plausible_text(nid, 64) else 0)
-    warnings = nid_warnings(nid) if kind != "informal" and plausible_text(nid, 64) else []
-    return JsonResponse({
-        "nid": nid,
-        "acceptable": not problems,
-        "problems": [{"code": p.code, "message": str(p)} for p in problems],
-        "warnings": [{"code": w.code, "message": str(w)} for w in warnings],
-        "other_open_requests": others,
-    })
 
 
 @require_GET

@@ -20,5 +20,4 @@ urlpatterns = [
     path("api/namespaces/", api.namespaces_list, name="api-list"),
     path("api/namespaces/<str:nid>/", api.namespace_detail, name="api-detail"),
     path("api/check", api.check, name="api-check"),
-    path("api/nid-check", api.nid_check, name="api-nid-check"),
 ]

@@ -41,7 +41,7 @@ def registry_etag(request, *args, **kwargs):
     return f"{stamp['count']}-{changed}-{request.GET.urlencode()}"
 
 
-def namespace_or_404(request, nid: str) -> Namespace:
+def namespace_or_404(nid: str) -> Namespace:
     namespace = Namespace.objects.by_nid(nid).select_related("holder").first()
     if namespace is None:
         raise UnknownNID(nid)
@@ -114,7 +114,7 @@ def _versions(namespace):
 @require_GET
 def detail(request, nid):
     try:
-        namespace = namespace_or_404(request, nid)
+        namespace = namespace_or_404(nid)
     except UnknownNID:
         return not_found(request, nid)
     versions = _versions(namespace)
@@ -130,7 +130,7 @@ def detail(request, nid):
 
 @require_GET
 def version(request, nid, number):
-    namespace = namespace_or_404(request, nid)
+    namespace = namespace_or_404(nid)
     versions = _versions(namespace)
     chosen = next((v for v in versions if v.number == number), None)
     if chosen is None:
@@ -144,7 +144,7 @@ def version(request, nid, number):
 
 @require_GET
 def diff(request, nid):
-    namespace = namespace_or_404(request, nid)
+    namespace = namespace_or_404(nid)
     versions = _versions(namespace)
     if len(versions) < 2:
         return render(request, "namespaces/diff.html", {"namespace": namespace,
@@ -160,7 +160,7 @@ def diff(request, nid):
 
 @require_GET
 def template_txt(request, nid, number=None):
-    namespace = namespace_or_404(request, nid)
+    namespace = namespace_or_404(nid)
     versions = namespace.versions.order_by("-number")
     chosen = versions.filter(number=number).first() if number else versions.first()
     if chosen is None:

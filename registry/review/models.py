@@ -65,8 +65,6 @@ class Request(EventGuardedState, TemplateFields):
     The template fields here are the working copy; what was submitted is kept
     in the rounds."""
 
-    Kind = Namespace.Kind
-
     registrant = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
                                    related_name="registration_requests")
     kind = models.CharField(max_length=8, choices=Namespace.Kind.choices,
@@ -114,6 +112,8 @@ class Request(EventGuardedState, TemplateFields):
 
     @property
     def display_nid(self) -> str:
+        if self.published_version_id:
+            return self.published_version.nid
         if self.revises_id:
             return self.revises.nid
         if self.kind == Namespace.Kind.INFORMAL:

@@ -8,7 +8,7 @@ from registry.review.models import Request
 from registry.urns import check_formal_nid
 
 
-def nid_problems(nid: str, *, exclude_request: Request | None = None) -> list[str]:
+def nid_problems(nid: str) -> list[str]:
     """Sections 2.1 and 5.1 for a proposed formal NID, against the live registry."""
     registered = Namespace.objects.by_nid(nid).values_list("nid", flat=True) if nid else []
     return [str(p) for p in check_formal_nid(nid, registered)]

@@ -3,25 +3,28 @@ the expert dashboard and the IANA staff queue. Every write calls actions.py."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count
 from django.db.models.functions import Lower
-from django.http import Http404
+from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from registry.accounts.roles import EXPERT, is_expert, is_iana_staff
 from registry.namespaces.advice import nid_warnings
 from registry.namespaces.models import Namespace
 from registry.namespaces.presentation import field_diffs, pick_pair
+from registry.namespaces.querysets import plausible_text
 from registry.namespaces.template import SECTIONS, TEXT_FIELDS, template_values
 from registry.review import actions, workflow
 from registry.review.forms import AssignForm, CommentForm, RequestForm, TransitionForm
 from registry.review.models import OPEN_STATES, Comment, Request, State, visible_comments
+from registry.urns import check_formal_nid, check_informal_nid
 
 
 def _can_view(request_obj: Request, user) -> bool:
@@ -142,16 +145,10 @@ def _save(request, obj: Request | None):
         return render(request, "review/request_form.html", _form_context(obj, form), status=409)
     if submitting:
         messages.success(request, "Submitted. The template has been sent to the review list "
-                                  f"({_list_address()}) and the designated experts.")
+                                  f"({settings.REVIEW_LIST_ADDRESS}) and the designated experts.")
         return redirect(obj)
     messages.success(request, "Draft saved.")
     return redirect("review:edit", pk=obj.pk)
-
-
-def _list_address() -> str:
-    from django.conf import settings
-
-    return settings.REVIEW_LIST_ADDRESS
 
 
 def request_page(request, pk):
@@ -328,4 +325,26 @@ def staff_queue(request):
         "recent": Request.objects.filter(state=State.REGISTERED)
         .select_related("published_version__namespace").order_by("-updated_at")[:20],
         "now": timezone.now(),
+    })
+
+
+@require_GET
+def nid_check(request):
+    """Live check of a proposed NID for the request form (sections 2.1, 5.1, 5.2)."""
+    nid = request.GET.get("nid", "")[:100]
+    kind = request.GET.get("kind", "formal")
+    registered = Namespace.objects.by_nid(nid).values_list("nid", flat=True) if nid else []
+    if kind == "informal":
+        problems = check_informal_nid(nid, registered)
+    else:
+        problems = check_formal_nid(nid, registered)
+    others = (Request.objects.open().filter(proposed_nid__lower=nid.lower()).count()
+              if plausible_text(nid, 64) else 0)
+    warnings = nid_warnings(nid) if kind != "informal" and plausible_text(nid, 64) else []
+    return JsonResponse({
+        "nid": nid,
+        "acceptable": not problems,
+        "problems": [{"code": p.code, "message": str(p)} for p in problems],
+        "warnings": [{"code": w.code, "message": str(w)} for w in warnings],
+        "other_open_requests": others,
     })

@@ -30,6 +30,7 @@ from registry.accounts.roles import (
     is_iana_staff,
 )
 from registry.review.models import Request, State
+from registry.review.validation import submission_problems
 
 COMMUNITY = "community"
 FAST_TRACK = "fast_track"
@@ -168,8 +169,6 @@ def check(request: Request, name: str, user, *, comment: str = "", early_reason:
 
 
 def _check_complete(request: Request) -> None:
-    from registry.review.validation import submission_problems
-
     problems = submission_problems(request)
     if problems:
         raise TransitionRefused("The template is not ready: " + "; ".join(problems))

@@ -57,24 +57,6 @@ def test_checker_never_crashes(client, db, urn):
     assert client.get("/api/check", {"urn": urn}).status_code == 200
 
 
-def test_nid_check_endpoint(client, registry):
-    data = client.get("/api/nid-check", {"nid": "xn--foo"}).json()
-    assert not data["acceptable"]
-    assert data["problems"][0]["code"] == "reserved_country_code_prefix"
-    assert "5.1" in data["problems"][0]["message"]
-    assert client.get("/api/nid-check", {"nid": "ISBN"}).json()["problems"][0]["code"] == \
-        "already_registered"
-    assert client.get("/api/nid-check", {"nid": "racefoo"}).json()["acceptable"]
-
-
-def test_nid_check_warns_about_uri_schemes_and_country_codes(client, db):
-    http = client.get("/api/nid-check", {"nid": "HTTP"}).json()
-    assert http["acceptable"] and [w["code"] for w in http["warnings"]] == ["uri_scheme"]
-    deu = client.get("/api/nid-check", {"nid": "deu"}).json()
-    assert [w["code"] for w in deu["warnings"]] == ["country_code"]
-    assert client.get("/api/nid-check", {"nid": "racefoo"}).json()["warnings"] == []
-
-
 def test_request_page_shows_the_section_5_1_warnings(client, registrant):
     from tests.factories import make_request
 
