@@ -156,6 +156,9 @@ def request_page(request, pk):
     user = request.user
     unsent = request.session.pop("unsent_comment", "")
     rounds = list(obj.rounds.order_by("-number"))
+    events = list(obj.events.select_related("actor", "round"))
+    for event in events:
+        event.label = workflow.event_label(event.transition)
     shown = rounds[0] if rounds else obj
     context = {
         "request_obj": obj,
@@ -163,7 +166,7 @@ def request_page(request, pk):
         "shown_values": template_values(shown),
         "sections": SECTIONS,
         "rounds": rounds,
-        "events": obj.events.select_related("actor", "round"),
+        "events": events,
         "comments": visible_comments(obj, user),
         "transitions": workflow.available(obj, user),
         "transition_form": TransitionForm(),

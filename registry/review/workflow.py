@@ -89,6 +89,21 @@ TRANSITIONS: dict[str, Transition] = {t.name: t for t in (
         State.APPROVED], State.WITHDRAWN, [REGISTRANT_ROLE], button="outline-danger"),
 )}
 
+# Events that record something other than a move of the state.
+OTHER_EVENTS = {
+    "create": "Draft started",
+    "assign": "Assignment",
+    "set_standardisation": "Standardisation flag",
+}
+
+
+def event_label(name: str) -> str:
+    """What a RequestEvent's ``transition`` is called on the timeline."""
+    if name in TRANSITIONS:
+        return TRANSITIONS[name].label
+    return OTHER_EVENTS.get(name, name.replace("_", " ").capitalize())
+
+
 ROLE_NAMES = {REGISTRANT_ROLE: "the registrant", EXPERT_ROLE: "a designated expert",
               STAFF_ROLE: "IANA staff"}
 

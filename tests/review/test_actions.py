@@ -210,3 +210,17 @@ def test_idle_requests_get_one_reminder(registrant, expert, settings,
     assert remind_idle_requests_task() == 1
     assert [m.subject for m in mail.outbox] == [
         f"[urn experts] Request #{idle.pk} (sleepy) is waiting"]
+
+
+def test_the_timeline_names_each_event(client, registrant, expert):
+    request = make_request(registrant, nid="timeline")
+    actions.request_assign(request=request, expert=expert, actor=expert)
+    actions.request_transition(request=request, transition="request_changes", actor=expert,
+                               comment="Explain the check digit.")
+    html = client.get(request.get_absolute_url()).content.decode()
+    timeline = html.split('id="timeline"')[1]
+    for label in ("Draft started", "Submit for public review", "Assignment",
+                  "Request changes"):
+        assert f"<strong>{label}</strong>" in timeline
+    assert "In public review → Changes requested" in timeline
+    assert "Explain the check digit." in timeline
