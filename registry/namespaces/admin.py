@@ -3,6 +3,7 @@ same actions the web pages use."""
 
 from django import forms
 from django.contrib import admin, messages
+from django.db import models
 from django.shortcuts import redirect, render
 
 from registry.namespaces.actions import RegistryError, namespace_set_status
@@ -50,6 +51,7 @@ class NamespaceAdmin(admin.ModelAdmin):
               "references", "template_url", "template_date", "registry_note", "holder",
               "organisation", "created_at", "updated_at")
     autocomplete_fields = ("holder",)
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     inlines = [VersionInline, EventInline]
     actions = ["deprecate", "reinstate"]
 
