@@ -25,6 +25,7 @@ __all__ = [
     "request_assign",
     "request_comment",
     "request_create",
+    "request_remind",
     "request_set_standardisation",
     "request_transition",
     "request_update",
@@ -222,6 +223,25 @@ def request_set_standardisation(*, request: Request, involved: bool, actor,
                   else "No standardisation involved. ") + comment).strip(),
     )
     return request
+
+
+@transaction.atomic
+def request_remind(*, request: Request, idle, actor=None) -> bool:
+    """Remind the experts of a request idle longer than ``idle`` (a timedelta), once
+    per idle period. Returns whether a reminder was queued."""
+    now = timezone.now()
+    request = Request.objects.needing_reminder(now=now, idle=idle).select_for_update().filter(
+        pk=request.pk).first()
+    if request is None:
+        return False
+    request.reminded_at = now
+    request.save(update_fields=["reminded_at"])
+    days = (now - request.last_activity_at).days
+    RequestEvent.objects.create(request=request, actor=actor, transition="remind",
+                                from_state=request.state, to_state=request.state,
+                                comment=f"No activity for {days} days; the experts were reminded.")
+    transaction.on_commit(lambda: tasks.send_reminder_task.delay(request.pk))
+    return True
 
 
 @transaction.atomic

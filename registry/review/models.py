@@ -55,8 +55,12 @@ class RequestQuerySet(models.QuerySet):
             )
         )
 
-    def idle_since(self, moment: dt.datetime):
-        return self.filter(state__in=OPEN_STATES, last_activity_at__lt=moment)
+    def needing_reminder(self, *, now: dt.datetime, idle: dt.timedelta):
+        """Open requests idle longer than ``idle`` and not reminded about within it:
+        one reminder per idle period, however often the periodic task runs."""
+        return self.filter(state__in=OPEN_STATES, last_activity_at__lt=now - idle).filter(
+            Q(reminded_at__isnull=True) | Q(reminded_at__lt=now - idle)
+        )
 
 
 class Request(EventGuardedState, TemplateFields):
@@ -91,6 +95,7 @@ class Request(EventGuardedState, TemplateFields):
     updated_at = models.DateTimeField(auto_now=True)
     review_started_at = models.DateTimeField(null=True, blank=True)
     last_activity_at = models.DateTimeField(default=timezone.now, db_index=True)
+    reminded_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     objects = RequestQuerySet.as_manager()
 

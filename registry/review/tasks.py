@@ -54,11 +54,11 @@ def send_reminder_task(request_id: int) -> None:
 
 @shared_task
 def remind_idle_requests_task() -> int:
-    """Periodic (celery beat): one reminder per request idle past the configured time."""
+    """Periodic (celery beat): remind the experts of requests idle past the configured
+    time, once per idle period (request_remind records each reminder)."""
+    from registry.review.actions import request_remind
     from registry.review.models import Request
 
-    cutoff = timezone.now() - dt.timedelta(days=settings.REVIEW_IDLE_REMINDER_DAYS)
-    ids = list(Request.objects.idle_since(cutoff).values_list("pk", flat=True))
-    for request_id in ids:
-        send_reminder_task.delay(request_id)
-    return len(ids)
+    idle = dt.timedelta(days=settings.REVIEW_IDLE_REMINDER_DAYS)
+    candidates = Request.objects.needing_reminder(now=timezone.now(), idle=idle)
+    return sum(request_remind(request=request, idle=idle) for request in candidates)

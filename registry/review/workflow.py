@@ -94,6 +94,7 @@ OTHER_EVENTS = {
     "create": "Draft started",
     "assign": "Assignment",
     "set_standardisation": "Standardisation flag",
+    "remind": "Reminder to the experts",
 }
 
 

@@ -207,9 +207,19 @@ def test_idle_requests_get_one_reminder(registrant, expert, settings,
     Request.objects.filter(pk=idle.pk).update(
         last_activity_at=timezone.now() - dt.timedelta(days=8))
     mail.outbox.clear()
-    assert remind_idle_requests_task() == 1
+    with django_capture_on_commit_callbacks(execute=True):
+        assert remind_idle_requests_task() == 1
+        assert remind_idle_requests_task() == 0  # beat runs often; one reminder per period
     assert [m.subject for m in mail.outbox] == [
         f"[urn experts] Request #{idle.pk} (sleepy) is waiting"]
+    event = RequestEvent.objects.get(request=idle, transition="remind")
+    assert event.comment == "No activity for 8 days; the experts were reminded."
+    # A week later, still idle: a second reminder.
+    Request.objects.filter(pk=idle.pk).update(
+        reminded_at=timezone.now() - dt.timedelta(days=8))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert remind_idle_requests_task() == 1
+    assert len(mail.outbox) == 2
 
 
 def test_the_timeline_names_each_event(client, registrant, expert):
