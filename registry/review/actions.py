@@ -17,7 +17,7 @@ from registry.namespaces.models import Namespace
 from registry.namespaces.template import TEXT_FIELDS
 from registry.review import tasks
 from registry.review.models import EDITABLE_STATES, Comment, Request, RequestEvent, Round, State
-from registry.review.workflow import TransitionRefused, check, roles_of
+from registry.review.workflow import TransitionRefused, check, comment_audiences
 
 __all__ = [
     "StaleEdit",
@@ -44,6 +44,14 @@ MAIL_AUDIENCES: dict[str, tuple[str, ...]] = {
     "request_registration": ("review_list", "staff"),
     "register": ("registrant", "review_list"),
     "withdraw": ("experts",),
+}
+
+
+_AUDIENCE_REFUSALS = {
+    Comment.Audience.EXPERTS: "Only designated experts can write internal comments.",
+    Comment.Audience.REGISTRANT: "Only experts and IANA staff write to the registrant.",
+    Comment.Audience.PUBLIC: "Public comments are for requests in review; a draft is private "
+                             "and the review of a closed request is over.",
 }
 
 
@@ -252,17 +260,8 @@ def request_comment(*, request: Request, actor, body: str, audience: str) -> Com
     body = body.strip()
     if not body:
         raise TransitionRefused("Write a comment first.")
-    roles = roles_of(actor, request)
-    if audience == Comment.Audience.EXPERTS and "expert" not in roles:
-        raise TransitionRefused("Only designated experts can write internal comments.")
-    if audience == Comment.Audience.REGISTRANT and not roles & {"expert", "staff"}:
-        raise TransitionRefused("Only experts and IANA staff write to the registrant.")
-    if audience == Comment.Audience.PUBLIC and request.state == State.DRAFT:
-        raise TransitionRefused("A draft is not in public review yet.")
-    if audience == Comment.Audience.PUBLIC and request.state in (
-        State.REGISTERED, State.REJECTED, State.WITHDRAWN
-    ) and not roles:
-        raise TransitionRefused("The public review of this request is closed.")
+    if audience not in comment_audiences(request, actor):
+        raise TransitionRefused(_AUDIENCE_REFUSALS.get(audience, "You cannot comment here."))
     comment = Comment.objects.create(request=request, author=actor, audience=audience,
                                      body=body, round=request.latest_round())
     request.last_activity_at = timezone.now()

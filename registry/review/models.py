@@ -41,19 +41,19 @@ class RequestQuerySet(models.QuerySet):
     def of(self, user):
         return self.filter(registrant=user)
 
-    def with_conflicts(self):
-        """Annotate ``conflicts``: how many other open requests propose the same NID
-        (section 6.2 asks experts to watch for such race conditions)."""
-        same_nid = Request.objects.open().filter(
-            proposed_nid__lower=models.OuterRef("proposed_nid__lower")
-        ).exclude(pk=models.OuterRef("pk")).exclude(proposed_nid="")
-        return self.annotate(
-            conflicts=models.Subquery(
-                same_nid.order_by().values("proposed_nid__lower")
-                .annotate(c=Count("pk")).values("c")[:1],
-                output_field=models.IntegerField(),
-            )
-        )
+    def conflicting_with(self, request: Request):
+        """Other open requests proposing the same NID as ``request`` (section 6.2 asks
+        the experts to avoid race conditions on proposed NIDs)."""
+        if not request.proposed_nid or request.revises_id:
+            return self.none()
+        return (self.open().filter(proposed_nid__lower=request.proposed_nid.lower(),
+                                   revises__isnull=True).exclude(pk=request.pk))
+
+    def conflicting_nid_keys(self) -> set[str]:
+        """Case-folded NIDs proposed by more than one open request."""
+        rows = (self.open().exclude(proposed_nid="").filter(revises__isnull=True)
+                .values(key=Lower("proposed_nid")).annotate(n=Count("pk")).filter(n__gt=1))
+        return {row["key"] for row in rows}
 
     def needing_reminder(self, *, now: dt.datetime, idle: dt.timedelta):
         """Open requests idle longer than ``idle`` and not reminded about within it:

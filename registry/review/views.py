@@ -8,8 +8,6 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count
-from django.db.models.functions import Lower
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -27,27 +25,13 @@ from registry.review.models import OPEN_STATES, Comment, Request, State, visible
 from registry.urns import check_formal_nid, check_informal_nid
 
 
-def _can_view(request_obj: Request, user) -> bool:
-    if request_obj.state == State.DRAFT:
-        return user.is_authenticated and user.pk == request_obj.registrant_id
-    return True
-
-
 def _get_request(request, pk: int) -> Request:
     obj = get_object_or_404(Request.objects.select_related("registrant", "revises",
                                                            "assigned_expert"), pk=pk)
-    if not _can_view(obj, request.user):
+    if not workflow.can_view(obj, request.user):
         # A draft is private: the same answer as for a request that does not exist.
         raise Http404("No such request.")
     return obj
-
-
-def conflicting_requests(request_obj: Request):
-    """Other open requests proposing the same NID (section 6.2: race conditions)."""
-    if not request_obj.proposed_nid or request_obj.is_revision:
-        return Request.objects.none()
-    return (Request.objects.open().filter(proposed_nid__lower=request_obj.proposed_nid.lower())
-            .exclude(pk=request_obj.pk))
 
 
 @login_required
@@ -109,7 +93,7 @@ def _form_context(obj: Request | None, form: RequestForm) -> dict:
         context["diffs"] = [d for d in field_diffs(
             template_values(current) if current else {}, working) if d.changed]
     if obj is not None:
-        context["conflicts"] = conflicting_requests(obj)
+        context["conflicts"] = Request.objects.conflicting_with(obj)
     return context
 
 
@@ -174,10 +158,11 @@ def request_page(request, pk):
         "is_registrant": user.is_authenticated and user.pk == obj.registrant_id,
         "user_is_expert": is_expert(user),
         "user_is_staff": is_iana_staff(user),
-        "conflicts": conflicting_requests(obj),
+        "conflicts": Request.objects.conflicting_with(obj),
         "nid_warnings": nid_warnings(obj.proposed_nid) if not obj.is_revision else [],
         "experts": get_user_model().objects.filter(groups__name=EXPERT).order_by("email"),
-        "audiences": _audiences(obj, user),
+        "audiences": [(a, Comment.Audience(a).label)
+                      for a in workflow.comment_audiences(obj, user)],
         "period_ends": obj.review_period_ends(),
         "now": timezone.now(),
         "unsent_comment": unsent,
@@ -185,18 +170,6 @@ def request_page(request, pk):
     if len(rounds) >= 2:
         context["round_diffs"] = _round_diffs(request, rounds)
     return render(request, "review/request_page.html", context)
-
-
-def _audiences(obj: Request, user) -> list[tuple[str, str]]:
-    roles = workflow.roles_of(user, obj)
-    choices = []
-    if obj.state != State.DRAFT:
-        choices.append((Comment.Audience.PUBLIC, Comment.Audience.PUBLIC.label))
-    if roles & {"expert", "staff"}:
-        choices.append((Comment.Audience.REGISTRANT, Comment.Audience.REGISTRANT.label))
-    if "expert" in roles:
-        choices.append((Comment.Audience.EXPERTS, Comment.Audience.EXPERTS.label))
-    return choices if user.is_authenticated else []
 
 
 def _round_diffs(request, rounds):
@@ -289,18 +262,12 @@ def _queue(states):
             .order_by("last_activity_at"))
 
 
-def _conflict_keys() -> set[str]:
-    rows = (Request.objects.open().exclude(proposed_nid="").filter(revises__isnull=True)
-            .values(key=Lower("proposed_nid")).annotate(n=Count("pk")).filter(n__gt=1))
-    return {row["key"] for row in rows}
-
-
 @login_required
 def dashboard(request):
     if not is_expert(request.user):
         raise PermissionDenied("The dashboard is for designated experts.")
     mine = request.GET.get("mine") == "1"
-    keys = _conflict_keys()
+    keys = Request.objects.conflicting_nid_keys()
     columns = []
     for state in (State.IN_REVIEW, State.CHANGES_REQUESTED, State.AWAITING_IESG, State.APPROVED):
         items = _queue([state])

@@ -29,7 +29,7 @@ from registry.accounts.roles import (
     is_expert,
     is_iana_staff,
 )
-from registry.review.models import Request, State
+from registry.review.models import FINAL_STATES, Comment, Request, State
 from registry.review.validation import submission_problems
 
 COMMUNITY = "community"
@@ -188,6 +188,30 @@ def _check_complete(request: Request) -> None:
     problems = submission_problems(request)
     if problems:
         raise TransitionRefused("The template is not ready: " + "; ".join(problems))
+
+
+def can_view(request: Request, user) -> bool:
+    """A draft is private to its registrant; from submission on, review is public."""
+    if request.state == State.DRAFT:
+        return getattr(user, "is_authenticated", False) and user.pk == request.registrant_id
+    return True
+
+
+def comment_audiences(request: Request, user) -> list[str]:
+    """Who ``user`` may address a comment to on ``request``: the public review (anyone
+    signed in, once submitted and while open; the participants afterwards), the
+    registrant (experts and staff), the experts only (experts)."""
+    if not getattr(user, "is_authenticated", False):
+        return []
+    roles = roles_of(user, request)
+    audiences = []
+    if request.state != State.DRAFT and (request.state not in FINAL_STATES or roles):
+        audiences.append(Comment.Audience.PUBLIC)
+    if roles & {EXPERT_ROLE, STAFF_ROLE}:
+        audiences.append(Comment.Audience.REGISTRANT)
+    if EXPERT_ROLE in roles:
+        audiences.append(Comment.Audience.EXPERTS)
+    return audiences
 
 
 def available(request: Request, user) -> list[Transition]:

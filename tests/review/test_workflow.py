@@ -194,3 +194,25 @@ def test_the_state_cannot_change_without_its_event(people):
         request.save()
     request.refresh_from_db()
     assert request.state == State.IN_REVIEW
+
+
+@pytest.mark.parametrize("state", State.values)
+def test_comment_audiences_by_role_and_state(state, people):
+    from registry.review.models import Request
+
+    request = Request(registrant=people["registrant"], state=state)
+    final = state in ("registered", "rejected", "withdrawn")
+    public = [] if state == "draft" else ["public"]
+    expected = {
+        "registrant": public,
+        "other": [] if final else public,
+        "expert": [*public, "registrant", "experts"],
+        "staff": [*public, "registrant"],
+    }
+    for role, audiences in expected.items():
+        assert workflow.comment_audiences(request, people[role]) == audiences, (state, role)
+    from django.contrib.auth.models import AnonymousUser
+
+    assert workflow.comment_audiences(request, AnonymousUser()) == []
+    assert workflow.can_view(request, AnonymousUser()) == (state != "draft")
+    assert workflow.can_view(request, people["registrant"])
