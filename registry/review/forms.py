@@ -17,7 +17,12 @@ from registry.namespaces.template import (
 from registry.review.models import Comment, Request
 from registry.review.validation import nid_problems
 
-NID_INPUT_MAX = 64  # accept a little more than 32 so the length rule can be explained
+NID_INPUT_MAX = 64
+FAST_TRACK_REFUSAL = (
+    "The fast track is for standards bodies that IANA has recorded as recognized (RFC 8141 "
+    "section 6.3, recognition is the IESG's decision). Untick it to use the community path, "
+    "or ask IANA staff to record your organisation's recognition."
+)  # accept a little more than 32 so the length rule can be explained
 
 
 class RequestForm(forms.ModelForm):
@@ -52,9 +57,11 @@ class RequestForm(forms.ModelForm):
                           "similar bodies (section 6.3); needs a Documentation pointer.",
         }
 
-    def __init__(self, *args, submitting: bool = False, revision: bool = False, **kwargs):
+    def __init__(self, *args, submitting: bool = False, revision: bool = False,
+                 registrant=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.submitting = submitting
+        self.registrant = registrant
         self.revision = revision
         for name in TEXT_FIELDS:
             field = self.fields[name]
@@ -105,6 +112,9 @@ class RequestForm(forms.ModelForm):
 
     def clean(self):
         data = super().clean()
+        if data.get("fast_track") and self.registrant is not None and \
+                not self.registrant.recognized_standards_body:
+            self.add_error("fast_track", FAST_TRACK_REFUSAL)
         if not self.submitting:
             return data
         required = list(REQUIRED_FIELDS)

@@ -100,7 +100,7 @@ def _form_context(obj: Request | None, form: RequestForm) -> dict:
 def _save(request, obj: Request | None):
     submitting = "submit" in request.POST
     form = RequestForm(request.POST, instance=obj, submitting=submitting,
-                       revision=bool(obj and obj.is_revision))
+                       revision=bool(obj and obj.is_revision), registrant=request.user)
     if not form.is_valid():
         messages.error(request, "Please correct the fields marked below; nothing you typed "
                                 "has been lost.")

@@ -211,3 +211,18 @@ def test_my_requests_lists_only_mine_with_states(client, registrant, other_regis
     client.force_login(registrant)
     html = client.get(reverse("review:my-requests")).content.decode()
     assert "minea" in html and "theirs" not in html and "In public review" in html
+
+
+def test_fast_track_for_an_unrecognized_body_is_a_field_error(logged_in):
+    response = logged_in.post(reverse("review:new"), form_data(fast_track="on", save="1"))
+    html = htmllib.unescape(response.content.decode())
+    assert response.status_code == 400
+    assert "recorded as recognized (RFC 8141 section 6.3" in html
+    assert not Request.objects.exists()
+
+
+def test_a_recognized_body_may_ask_for_the_fast_track(client, standards_body):
+    client.force_login(standards_body)
+    response = client.post(reverse("review:new"), form_data(fast_track="on", submit="1"))
+    request = Request.objects.get()
+    assert response.status_code == 302 and request.fast_track and request.state == "in_review"
