@@ -11,7 +11,26 @@ from django.db.models.functions import Coalesce, Lower
 from registry.urns import URNSyntaxError, nid_key, parse
 
 
-class NamespaceQuerySet(models.QuerySet):
+class EventGuardedQuerySet(models.QuerySet):
+    """Bulk updates may not change a model's event-guarded field (see
+    EventGuardedState): such a change would have no event row."""
+
+    def update(self, **kwargs):
+        self._refuse_guarded(kwargs)
+        return super().update(**kwargs)
+
+    def bulk_update(self, objs, fields, batch_size=None):
+        self._refuse_guarded(fields)
+        return super().bulk_update(objs, fields, batch_size=batch_size)
+
+    def _refuse_guarded(self, fields) -> None:
+        from registry.namespaces.models import AppendOnlyError
+
+        if self.model.guarded_field in fields:
+            raise AppendOnlyError(self.model.guard_message)
+
+
+class NamespaceQuerySet(EventGuardedQuerySet):
     def active(self):
         return self.filter(status="active")
 

@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from registry.namespaces.models import AppendOnlyModel, EventGuardedState, Namespace
+from registry.namespaces.querysets import EventGuardedQuerySet
 from registry.namespaces.template import TemplateFields, missing_fields, template_values
 
 
@@ -31,7 +32,7 @@ EDITABLE_STATES = (State.DRAFT, State.CHANGES_REQUESTED)
 FINAL_STATES = (State.REGISTERED, State.REJECTED, State.WITHDRAWN)
 
 
-class RequestQuerySet(models.QuerySet):
+class RequestQuerySet(EventGuardedQuerySet):
     def open(self):
         return self.filter(state__in=OPEN_STATES)
 

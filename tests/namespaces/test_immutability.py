@@ -66,6 +66,8 @@ def test_a_status_change_without_its_event_is_refused(version):
     namespace.status = Namespace.Status.DEPRECATED
     with pytest.raises(AppendOnlyError):
         namespace.save()
+    with pytest.raises(AppendOnlyError):
+        Namespace.objects.filter(pk=namespace.pk).update(status="deprecated")
     assert Namespace.objects.get(pk=namespace.pk).status == "active"
 
 

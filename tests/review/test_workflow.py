@@ -192,6 +192,12 @@ def test_the_state_cannot_change_without_its_event(people):
     request.state = State.APPROVED
     with pytest.raises(AppendOnlyError):
         request.save()
+    from registry.review.models import Request
+
+    with pytest.raises(AppendOnlyError):
+        Request.objects.filter(pk=request.pk).update(state=State.APPROVED)
+    with pytest.raises(AppendOnlyError):
+        Request.objects.bulk_update([request], ["state"])
     request.refresh_from_db()
     assert request.state == State.IN_REVIEW
 
