@@ -61,6 +61,7 @@ def namespace_register(
     values: dict[str, str],
     date: dt.date,
     actor,
+    requested_on: dt.date | None = None,
     fast_track: bool = False,
     holder=None,
     source_request=None,
@@ -70,7 +71,9 @@ def namespace_register(
     A formal NID is checked against sections 2.1 and 5.1 and, as the last line
     of defence under concurrency, by the case-insensitive unique index. An
     informal NID is the next number after the highest ever assigned, taken under
-    a row lock, so concurrent registrations get consecutive numbers."""
+    a row lock, so concurrent registrations get consecutive numbers. ``date`` is
+    the registration date; ``requested_on`` the template's Date (Appendix A: when
+    the registration was requested of IANA), by default the same."""
     if kind == Namespace.Kind.INFORMAL:
         counter = _locked_counter()
         counter.last_assigned += 1
@@ -97,7 +100,7 @@ def namespace_register(
     except IntegrityError:
         raise NIDConflict(_taken_message(nid)) from None
     version = TemplateVersion.objects.create(
-        namespace=namespace, number=1, date=date, nid=nid, fast_track=fast_track,
+        namespace=namespace, number=1, date=requested_on or date, nid=nid, fast_track=fast_track,
         published_by=actor, source_request=source_request,
         **{name: values.get(name, "") for name in TEXT_FIELDS},
     )

@@ -145,16 +145,19 @@ def _make_round(request: Request, actor) -> Round:
 
 
 def _register(request: Request, actor):
+    """Publish the last submitted round. Its date, when the registration was requested
+    of IANA, is the version's Date (Appendix A); today is the registration date."""
     round_ = request.latest_round()
     values = round_.values()
     try:
         if request.is_revision:
             return version_publish(namespace=request.revises, values=values,
-                                   date=timezone.localdate(), actor=actor,
+                                   date=round_.date, actor=actor,
                                    fast_track=request.fast_track, source_request=request)
         namespace = namespace_register(
             kind=request.kind, nid=round_.nid or None, values=values,
-            date=timezone.localdate(), actor=actor, fast_track=request.fast_track,
+            date=timezone.localdate(), requested_on=round_.date, actor=actor,
+            fast_track=request.fast_track,
             holder=request.registrant, source_request=request,
         )
         return namespace.versions.get(number=1)

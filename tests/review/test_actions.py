@@ -234,3 +234,20 @@ def test_the_timeline_names_each_event(client, registrant, expert):
         assert f"<strong>{label}</strong>" in timeline
     assert "In public review → Changes requested" in timeline
     assert "Explain the check digit." in timeline
+
+
+def test_the_version_date_is_when_iana_was_asked_not_when_it_registered(
+        registrant, expert, staff):
+    import datetime as dt
+
+    from django.utils import timezone
+
+    request = make_request(registrant, nid="dated")
+    approve(request, expert)
+    with pytest.MonkeyPatch.context() as patch:
+        later = timezone.localdate() + dt.timedelta(days=30)
+        patch.setattr(timezone, "localdate", lambda *a, **k: later)
+        actions.request_transition(request=request, transition="register", actor=staff)
+    namespace = Namespace.objects.by_nid("dated").get()
+    assert namespace.registered_on == later
+    assert namespace.versions.get().date == request.rounds.get().date == later - dt.timedelta(30)
