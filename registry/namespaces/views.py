@@ -41,6 +41,16 @@ def registry_etag(request, *args, **kwargs):
     return f"{stamp['count']}-{changed}-{request.GET.urlencode()}"
 
 
+def designated_experts() -> list[str]:
+    """The designated experts, as the registry page lists them (RFC 8141 section 6.2)."""
+    from django.contrib.auth import get_user_model
+
+    from registry.accounts.roles import EXPERT
+
+    users = get_user_model().objects.filter(groups__name=EXPERT, is_active=True)
+    return [user.display_name for user in users.order_by("last_name", "first_name", "email")]
+
+
 def namespace_or_404(nid: str) -> Namespace:
     namespace = Namespace.objects.by_nid(nid).select_related("holder").first()
     if namespace is None:
@@ -82,6 +92,7 @@ def registry_page(request):
         "letters": LETTERS,
         "statuses": Namespace.Status.choices,
         "counts": _registry_stamp(request),
+        "experts": designated_experts(),
     }
     return render(request, "namespaces/registry.html", context)
 

@@ -166,3 +166,9 @@ def test_registry_page_pages_through_10000_namespaces(client, db):
     assert "bulk09999" in last
     assert reverse("namespaces:detail", args=["bulk05000"]) in client.get(
         "/?fpage=21").content.decode()
+
+
+def test_registry_page_names_the_designated_experts(client, registry, expert):
+    html = client.get("/").content.decode()
+    assert f"Designated experts: {expert.display_name}." in html
+    assert "Last updated " in html
