@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import condition, require_GET
 
 from registry.namespaces.checker import MAX_URNS, check_urns, split_lines
-from registry.namespaces.models import Namespace
+from registry.namespaces.models import Namespace, NamespaceEvent
 from registry.namespaces.presentation import field_diffs, highlight, pick_pair
 from registry.namespaces.querysets import clean_query, nid_from_query
 from registry.namespaces.template import SECTIONS, render_text, template_values
@@ -93,6 +93,8 @@ def registry_page(request):
         "statuses": Namespace.Status.choices,
         "counts": _registry_stamp(request),
         "experts": designated_experts(),
+        "last_change": NamespaceEvent.objects.exclude(kind=NamespaceEvent.Kind.IMPORTED)
+        .aggregate(m=Max("created_at"))["m"],
     }
     return render(request, "namespaces/registry.html", context)
 

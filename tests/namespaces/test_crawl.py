@@ -62,7 +62,7 @@ def test_no_public_page_or_internal_link_is_broken(client, populated):
 
 def test_list_pages_do_not_query_per_row(client, populated, django_assert_max_num_queries,
                                           expert):
-    with django_assert_max_num_queries(6):  # stamp, experts, two page counts, two page rows
+    with django_assert_max_num_queries(7):  # stamp, experts, last change, 2 counts, 2 pages
         client.get("/")
     with django_assert_max_num_queries(4):
         client.get("/api/namespaces/")

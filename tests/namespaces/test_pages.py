@@ -171,4 +171,11 @@ def test_registry_page_pages_through_10000_namespaces(client, db):
 def test_registry_page_names_the_designated_experts(client, registry, expert):
     html = client.get("/").content.decode()
     assert f"Designated experts: {expert.display_name}." in html
-    assert "Last updated " in html
+    assert "Last registry change" not in html  # importing IANA's rows is not a change
+
+
+def test_registry_page_dates_the_last_real_change(client, revised):
+    from django.utils import timezone
+
+    html = client.get("/").content.decode()
+    assert f"Last registry change {timezone.now():%Y-%m-%d}." in html
