@@ -76,7 +76,7 @@ class RequestForm(forms.ModelForm):
                 "section 6.2 says a revision MUST describe them)."
             )
         else:
-            self.fields["revision_information"].widget = forms.HiddenInput()
+            del self.fields["revision_information"]  # a first version revises nothing
         self.helper = FormHelper()
         self.helper.form_tag = False
         self.helper.layout = self._layout(revision)
@@ -94,8 +94,7 @@ class RequestForm(forms.ModelForm):
         body = []
         for section in SECTIONS:
             fields = [f for f in section.fields if f in self.fields]
-            if section.title == "Revision Information" and not revision:
-                body.append(Field("revision_information"))
+            if not fields:
                 continue
             body.append(Fieldset(section.title, *fields))
         return Layout(*head, *body, "edit_version")
@@ -112,6 +111,9 @@ class RequestForm(forms.ModelForm):
 
     def clean(self):
         data = super().clean()
+        for name in TEXT_FIELDS:  # one newline convention, so diffs compare text, not CRs
+            if isinstance(data.get(name), str):
+                data[name] = data[name].replace("\r\n", "\n").replace("\r", "\n")
         if data.get("fast_track") and self.registrant is not None and \
                 not self.registrant.recognized_standards_body:
             self.add_error("fast_track", FAST_TRACK_REFUSAL)

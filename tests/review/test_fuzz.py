@@ -35,7 +35,9 @@ def test_the_request_form_never_crashes(client, registrant, nid, purpose, kind, 
 def test_search_and_lookups_never_crash(client, db, q):
     assert client.get("/search/", {"q": q}).status_code in (200, 302)
     assert client.get("/api/nid-check", {"nid": q}).status_code == 200
-    assert client.get("/api/check", {"urn": q or "x"}).status_code == 200
+    api = client.get("/api/check", {"urn": q})
+    assert api.status_code == 200 or (api.status_code == 400 and not q.strip()
+                                      and api.json()["error"])
     assert client.post("/check/", {"urns": q}).status_code == 200
 
 
@@ -54,6 +56,9 @@ def test_every_template_field_round_trips_through_a_draft(client, registrant, va
             stored = getattr(saved, name).replace("\r\n", "\n")
             if name == "contact_email":
                 continue  # an email field normalises what it accepts
+            if name == "revision_information":
+                assert stored == ""  # not a field of a first version: never stored
+                continue
             assert stored == expected, name
     else:
         assert response.status_code == 400
