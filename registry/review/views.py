@@ -43,18 +43,12 @@ def my_requests(request):
 
 @login_required
 def new_request(request):
-    revises = None
-    if request.GET.get("revises") or request.POST.get("revises"):
-        nid = request.GET.get("revises") or request.POST.get("revises")
-        revises = Namespace.objects.by_nid(nid).first()
-        if revises is None:
-            raise Http404("No such namespace.")
-        if revises.holder_id != request.user.pk:
-            raise PermissionDenied("Only the holder of a namespace can revise it.")
-        draft = actions.request_create(actor=request.user, revises=revises)
-        messages.info(request, f"A draft of version {_next_version(revises)} of {revises.nid} "
-                               "starts from the published text.")
-        return redirect("review:edit", pk=draft.pk)
+    if request.GET.get("revises"):
+        # Starting a revision writes a draft, so it is a POST (the namespace page's button).
+        messages.info(request, "Use “Start a new version” on the namespace page.")
+        return redirect("namespaces:detail", request.GET["revises"][:64])
+    if request.method == "POST" and request.POST.get("revises"):
+        return _start_revision(request, request.POST["revises"])
     if request.method == "POST":
         return _save(request, None)
     initial = {"edit_version": 0, "kind": Namespace.Kind.FORMAL,
@@ -62,6 +56,18 @@ def new_request(request):
                "contact_name": request.user.get_full_name(), "contact_email": request.user.email}
     form = RequestForm(initial=initial)
     return render(request, "review/request_form.html", {"form": form, "request_obj": None})
+
+
+def _start_revision(request, nid: str):
+    revises = Namespace.objects.by_nid(nid).first()
+    if revises is None:
+        raise Http404("No such namespace.")
+    if revises.holder_id != request.user.pk:
+        raise PermissionDenied("Only the holder of a namespace can revise it.")
+    draft = actions.request_create(actor=request.user, revises=revises)
+    messages.info(request, f"A draft of version {_next_version(revises)} of {revises.nid} "
+                           "starts from the published text.")
+    return redirect("review:edit", pk=draft.pk)
 
 
 def _next_version(namespace: Namespace) -> int:

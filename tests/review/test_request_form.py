@@ -192,7 +192,9 @@ def test_revision_form_requires_revision_information_and_shows_a_diff(
 
     approve(make_request(registrant, nid="revme"), expert, staff, register=True)
     client.force_login(registrant)
-    response = client.get(reverse("review:new"), {"revises": "REVME"})
+    assert client.get(reverse("review:new"), {"revises": "REVME"}).status_code == 302
+    assert not Request.objects.filter(revises__isnull=False).exists()  # a GET writes nothing
+    response = client.post(reverse("review:new"), {"revises": "REVME"})
     request = Request.objects.get(revises=Namespace.objects.by_nid("revme").get())
     assert response["Location"] == f"/requests/{request.pk}/edit/"
     data = form_data(request.edit_version, submit="1", resolution="Now with a mirror.")
@@ -226,3 +228,17 @@ def test_a_recognized_body_may_ask_for_the_fast_track(client, standards_body):
     response = client.post(reverse("review:new"), form_data(fast_track="on", submit="1"))
     request = Request.objects.get()
     assert response.status_code == 302 and request.fast_track and request.state == "in_review"
+
+
+def test_only_the_holder_can_start_a_revision_from_the_web(client, registrant,
+                                                           other_registrant, expert, staff):
+    from tests.factories import approve
+
+    approve(make_request(registrant, nid="heldns"), expert, staff, register=True)
+    client.force_login(other_registrant)
+    assert client.post(reverse("review:new"), {"revises": "heldns"}).status_code == 403
+    assert client.post(reverse("review:new"), {"revises": "nosuchns"}).status_code == 404
+    assert not Request.objects.filter(registrant=other_registrant).exists()
+    client.force_login(registrant)
+    page = client.get("/namespaces/heldns/").content.decode()
+    assert 'method="post" action="/requests/new/"' in page and "Start a new version" in page
