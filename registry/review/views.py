@@ -144,7 +144,8 @@ def _save(request, obj: Request | None):
 def request_page(request, pk):
     obj = _get_request(request, pk)
     user = request.user
-    unsent = request.session.pop("unsent_comment", "")
+    # What a refused action had typed, for the one form it came from (see _keep_unsent).
+    unsent = request.session.pop("unsent", {})
     rounds = list(obj.rounds.order_by("-number"))
     events = list(obj.events.select_related("actor", "round"))
     for event in events:
@@ -159,8 +160,6 @@ def request_page(request, pk):
         "events": events,
         "comments": visible_comments(obj, user),
         "transitions": workflow.available(obj, user),
-        "transition_form": TransitionForm(),
-        "comment_form": CommentForm(),
         "is_registrant": user.is_authenticated and user.pk == obj.registrant_id,
         "user_is_expert": is_expert(user),
         "user_is_staff": is_iana_staff(user),
@@ -171,7 +170,7 @@ def request_page(request, pk):
                       for a in workflow.comment_audiences(obj, user)],
         "period_ends": obj.review_period_ends(),
         "now": timezone.now(),
-        "unsent_comment": unsent,
+        "unsent": unsent,
     }
     if len(rounds) >= 2:
         context["round_diffs"] = _round_diffs(request, rounds)
@@ -184,6 +183,13 @@ def _round_diffs(request, rounds):
             "left_label": f"Round {a.number}", "right_label": f"Round {b.number}"}
 
 
+def _keep_unsent(request, target: str, comment: str, early_reason: str = "") -> None:
+    """Keep what a refused action typed, to put back into the form it came from
+    after the redirect (nothing typed is lost)."""
+    request.session["unsent"] = {"target": target, "comment": comment[:20_000],
+                                 "early_reason": early_reason[:2_000]}
+
+
 @login_required
 @require_POST
 def transition(request, pk, name):
@@ -191,6 +197,8 @@ def transition(request, pk, name):
     form = TransitionForm(request.POST)
     if not form.is_valid():
         messages.error(request, " ".join(e for errs in form.errors.values() for e in errs))
+        _keep_unsent(request, name, request.POST.get("comment", ""),
+                     request.POST.get("early_reason", ""))
         return redirect(obj)
     data = form.cleaned_data
     try:
@@ -199,7 +207,7 @@ def transition(request, pk, name):
                                    early_reason=data.get("early_reason", ""))
     except actions.TransitionRefused as exc:
         messages.error(request, str(exc))
-        request.session["unsent_comment"] = data.get("comment", "")
+        _keep_unsent(request, name, data.get("comment", ""), data.get("early_reason", ""))
         return redirect(obj)
     label = workflow.TRANSITIONS[name].label
     messages.success(request, f"Done: {label.lower()}.")
@@ -213,14 +221,14 @@ def comment(request, pk):
     form = CommentForm(request.POST)
     if not form.is_valid():
         messages.error(request, " ".join(e for errs in form.errors.values() for e in errs))
-        request.session["unsent_comment"] = request.POST.get("body", "")[:20000]
+        _keep_unsent(request, "comment", request.POST.get("body", ""))
         return redirect(obj)
     try:
         actions.request_comment(request=obj, actor=request.user, body=form.cleaned_data["body"],
                                 audience=form.cleaned_data["audience"])
     except actions.TransitionRefused as exc:
         messages.error(request, str(exc))
-        request.session["unsent_comment"] = form.cleaned_data["body"]
+        _keep_unsent(request, "comment", form.cleaned_data["body"])
         return redirect(obj)
     messages.success(request, "Comment posted.")
     return redirect(f"{obj.get_absolute_url()}#comments")

@@ -242,3 +242,21 @@ def test_only_the_holder_can_start_a_revision_from_the_web(client, registrant,
     client.force_login(registrant)
     page = client.get("/namespaces/heldns/").content.decode()
     assert 'method="post" action="/requests/new/"' in page and "Start a new version" in page
+
+
+def test_a_refused_decision_keeps_what_the_expert_typed_in_its_own_form(client, registrant,
+                                                                      expert):
+    request = make_request(registrant, nid="keepit")
+    client.force_login(expert)
+    response = client.post(f"/requests/{request.pk}/do/approve/",
+                           {"comment": "Sound and complete.", "early_reason": ""}, follow=True)
+    html = response.content.decode()
+    assert "ends on" in html  # refused: the review period is not over
+    approve_form = html.split('id="c-approve"')[1].split("</textarea>")[0]
+    assert "Sound and complete." in approve_form
+    other = html.split('id="c-reject"')[1].split("</textarea>")[0]
+    assert "Sound and complete." not in other
+    comment_box = html.split('id="comment-body"')[1].split("</textarea>")[0]
+    assert "Sound and complete." not in comment_box
+    request.refresh_from_db()
+    assert request.state == "in_review"
