@@ -8,7 +8,7 @@ from django.core.paginator import Paginator
 from django.db.models import Count, Max, Q
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import condition, require_GET
+from django.views.decorators.http import require_GET
 
 from registry.namespaces.checker import MAX_URNS, check_urns, split_lines
 from registry.namespaces.models import Namespace, NamespaceEvent
@@ -70,8 +70,10 @@ def _table(request, queryset, prefix: str, sort: str):
 
 
 @require_GET
-@condition(etag_func=registry_etag, last_modified_func=registry_last_modified)
 def registry_page(request):
+    # No ETag here: the page carries the visitor's own navigation and messages, so a
+    # 304 would show a signed-in person the page they saw before. The exports and the
+    # API, which are the same for everyone, answer conditional requests.
     status = request.GET.get("status", "")
     sort = request.GET.get("sort", "nid")
     letter = request.GET.get("letter", "")

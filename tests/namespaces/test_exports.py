@@ -72,13 +72,24 @@ def test_api_shows_one_namespace_with_its_versions(client, registered):
     assert missing.status_code == 404 and "feedtest" in missing.json()["did_you_mean"]
 
 
-@pytest.mark.parametrize("url", ["/", "/registry.xml", "/registry.csv", "/api/namespaces/",
-                                 "/api/namespaces/isbn/"])
+@pytest.mark.parametrize("url", ["/registry.xml", "/registry.csv", "/api/namespaces/",
+                                 "/api/namespaces/isbn/", "/feed.atom"])
 def test_responses_carry_etag_and_last_modified_and_answer_304(client, registered, url):
     first = client.get(url)
-    assert first["ETag"] and first["Last-Modified"]
-    again = client.get(url, HTTP_IF_NONE_MATCH=first["ETag"])
+    assert first["Last-Modified"]
+    if url != "/feed.atom":
+        assert first["ETag"]
+        assert client.get(url, HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 304
+    again = client.get(url, HTTP_IF_MODIFIED_SINCE=first["Last-Modified"])
     assert again.status_code == 304
+
+
+def test_the_html_registry_page_is_never_a_stale_304(client, registered, registrant):
+    first = client.get("/")
+    assert "ETag" not in first
+    client.force_login(registrant)
+    page = client.get("/", HTTP_IF_MODIFIED_SINCE="Sun, 01 Jan 2090 00:00:00 GMT")
+    assert page.status_code == 200 and "My requests" in page.content.decode()
 
 
 def test_etag_changes_when_the_registry_changes(client, registered, staff):
