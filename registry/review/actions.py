@@ -16,7 +16,15 @@ from registry.namespaces.actions import RegistryError, namespace_register, versi
 from registry.namespaces.models import Namespace
 from registry.namespaces.template import TEXT_FIELDS
 from registry.review import tasks
-from registry.review.models import EDITABLE_STATES, Comment, Request, RequestEvent, Round, State
+from registry.review.models import (
+    EDITABLE_STATES,
+    FINAL_STATES,
+    Comment,
+    Request,
+    RequestEvent,
+    Round,
+    State,
+)
 from registry.review.workflow import TransitionRefused, check, comment_audiences
 
 __all__ = [
@@ -80,8 +88,16 @@ def request_create(*, actor, kind: str = Namespace.Kind.FORMAL, proposed_nid: st
     """Start a draft: a new namespace, or (``revises``) the next version of one the
     actor holds, starting from its current text."""
     if revises is not None:
+        revises = Namespace.objects.select_for_update().get(pk=revises.pk)
         if revises.holder_id != actor.pk:
             raise TransitionRefused("Only the holder of a namespace can revise it.")
+        open_revision = (Request.objects.filter(revises=revises)
+                         .exclude(state__in=FINAL_STATES).first())
+        if open_revision is not None:
+            raise TransitionRefused(
+                f"Request #{open_revision.pk} already revises {revises.nid}; finish or withdraw "
+                "it first, so that each version builds on the one before."
+            )
         current = revises.current_version()
         start = {name: getattr(current, name) for name in TEXT_FIELDS} if current else {}
         start["revision_information"] = ""

@@ -64,7 +64,11 @@ def _start_revision(request, nid: str):
         raise Http404("No such namespace.")
     if revises.holder_id != request.user.pk:
         raise PermissionDenied("Only the holder of a namespace can revise it.")
-    draft = actions.request_create(actor=request.user, revises=revises)
+    try:
+        draft = actions.request_create(actor=request.user, revises=revises)
+    except actions.TransitionRefused as exc:
+        messages.error(request, str(exc))
+        return redirect(revises)
     messages.info(request, f"A draft of version {_next_version(revises)} of {revises.nid} "
                            "starts from the published text.")
     return redirect("review:edit", pk=draft.pk)

@@ -251,3 +251,16 @@ def test_the_version_date_is_when_iana_was_asked_not_when_it_registered(
     namespace = Namespace.objects.by_nid("dated").get()
     assert namespace.registered_on == later
     assert namespace.versions.get().date == request.rounds.get().date == later - dt.timedelta(30)
+
+
+def test_one_open_revision_per_namespace(client, registrant, expert, staff):
+    approve(make_request(registrant, nid="onerev"), expert, staff, register=True)
+    namespace = Namespace.objects.by_nid("onerev").get()
+    first = actions.request_create(actor=registrant, revises=namespace)
+    with pytest.raises(actions.TransitionRefused, match=f"Request #{first.pk} already revises"):
+        actions.request_create(actor=registrant, revises=namespace)
+    client.force_login(registrant)
+    page = client.post("/requests/new/", {"revises": "onerev"}, follow=True).content.decode()
+    assert f"Request #{first.pk} already revises onerev" in page
+    actions.request_transition(request=first, transition="withdraw", actor=registrant)
+    assert actions.request_create(actor=registrant, revises=namespace).pk != first.pk
