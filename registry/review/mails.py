@@ -38,6 +38,9 @@ def event_message(event: RequestEvent, audience: str) -> EmailMessage | None:
         "event": event,
         "request": request,
         "url": _url(request),
+        "namespace_url": (settings.SITE_URL.rstrip("/")
+                          + request.published_version.namespace.get_absolute_url()
+                          if request.published_version_id else ""),
         "template_text": render_text(
             nid=round_.nid or "(assigned by IANA at registration)", version=round_.version,
             date=round_.date, values=round_.values(), fast_track=round_.fast_track,

@@ -68,6 +68,9 @@ def test_community_path_to_a_published_namespace(registrant, expert, staff,
         "[urn] Registered: URN NID FullPath",
     ]
     assert NamespaceEvent.objects.filter(namespace=namespace, kind="registered").exists()
+    registered = mail.outbox[-2]
+    assert "The namespace is published: http://127.0.0.1:8000/namespaces/FullPath/" in \
+        registered.body
 
 
 def test_iesg_step(registrant, expert, staff, django_capture_on_commit_callbacks):
