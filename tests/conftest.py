@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import secrets
+
 import pytest
 from django.conf import settings
 
 from tests.factories import make_user
+
+# One id per test run: its database and its Celery queue carry it, so two runs on one
+# machine (two checkouts, CI beside a developer) never share or drop each other's data.
+RUN_ID = os.environ.get("TEST_RUN_ID") or f"{os.getpid()}_{secrets.token_hex(3)}"
+
 
 
 def pytest_configure(config):
@@ -37,6 +45,17 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "postgres" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings():
+    """Give every test database a name of this run's own (pytest-django then creates
+    and drops ``test_<name>_<run id>``); SQLite's test database is in memory already."""
+    for db_settings in settings.DATABASES.values():
+        if db_settings["ENGINE"].endswith("sqlite3"):
+            continue
+        base = db_settings.get("TEST", {}).get("NAME") or f"test_{db_settings['NAME']}"
+        db_settings.setdefault("TEST", {})["NAME"] = f"{base}_{RUN_ID}"[:63]
 
 
 @pytest.fixture

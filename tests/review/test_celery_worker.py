@@ -25,12 +25,14 @@ pytestmark = [
 def worker():
     from celery.contrib.testing.worker import start_worker
 
-    broker = REDIS.rsplit("/", 1)[0] + "/14"  # a database of its own
-    import redis
+    # The broker as given, with a queue of this run's own: nothing is flushed, and a
+    # second run on the same Redis consumes only its own tasks.
+    from tests.conftest import RUN_ID
 
-    redis.Redis.from_url(broker).flushdb()
-    saved = {key: app.conf[key] for key in ("broker_url", "task_always_eager")}
-    app.conf.update(broker_url=broker, task_always_eager=False)
+    keys = ("broker_url", "task_always_eager", "task_default_queue")
+    saved = {key: app.conf[key] for key in keys}
+    app.conf.update(broker_url=REDIS, task_always_eager=False,
+                    task_default_queue=f"registry-test-{RUN_ID}")
     reset_pool()
     try:
         with start_worker(app, pool="solo", perform_ping_check=False, loglevel="WARNING",
