@@ -5,7 +5,18 @@ from __future__ import annotations
 import difflib
 
 from django.db import connection, models
-from django.db.models import Case, Count, F, IntegerField, OuterRef, Q, Subquery, Value, When
+from django.db.models import (
+    Case,
+    Count,
+    F,
+    IntegerField,
+    Max,
+    OuterRef,
+    Q,
+    Subquery,
+    Value,
+    When,
+)
 from django.db.models.functions import Coalesce, Lower
 
 from registry.urns import URNSyntaxError, nid_key, parse
@@ -41,6 +52,20 @@ class EventGuardedQuerySet(models.QuerySet):
 
         if self.model.guarded_field in fields:
             raise AppendOnlyError(self.model.guard_message)
+
+
+class NamespaceEventQuerySet(models.QuerySet):
+    # Events that only mirror IANA's registry: their date is when this copy caught
+    # up, not when the registry changed (IANA's own date says that).
+    MIRRORED = ("imported", "synced")
+
+    def real_changes(self):
+        """Changes made in this registry, not copied from IANA's."""
+        return self.exclude(kind__in=self.MIRRORED)
+
+    def last_real_change(self):
+        """When this registry last really changed (a datetime), or None."""
+        return self.real_changes().aggregate(m=Max("created_at"))["m"]
 
 
 class NamespaceQuerySet(EventGuardedQuerySet):
