@@ -86,20 +86,26 @@ def record_updated(ns: Namespace) -> dt.date | None:
     return max((d for d in dates if d), default=None)
 
 
-def last_real_change() -> dt.date | None:
-    """The registry's ``updated`` date: IANA's own, or the last change made here."""
-    meta = RegistryMetadata.objects.filter(key="registry").values_list("updated", flat=True)
+def _metadata() -> dict[str, RegistryMetadata]:
+    return {m.key: m for m in RegistryMetadata.objects.all()}
+
+
+def last_real_change(metadata: dict[str, RegistryMetadata] | None = None) -> dt.date | None:
+    """The registry's ``updated`` date: the date IANA's registry gives, or the last
+    change made here (NamespaceEvent.objects.last_real_change()), whichever is later."""
+    metadata = _metadata() if metadata is None else metadata
     changed = NamespaceEvent.objects.last_real_change()
-    dates = [*meta, changed.date() if changed else None]
+    dates = [metadata["registry"].updated if "registry" in metadata else None,
+             changed.date() if changed else None]
     return max((d for d in dates if d), default=None)
 
 
-def experts(kind: str) -> str:
+def experts(kind: str, metadata: dict[str, RegistryMetadata] | None = None) -> str:
     """The sub-registry's designated experts, as IANA lists them (kept from IANA's
     file), else the accounts in the designated-expert role."""
-    line = RegistryMetadata.objects.filter(key=kind).values_list("experts", flat=True).first()
-    if line:
-        return line
+    metadata = _metadata() if metadata is None else metadata
+    if kind in metadata and metadata[kind].experts:
+        return metadata[kind].experts
     from registry.namespaces.views import designated_experts
 
     return ", ".join(designated_experts())
@@ -133,7 +139,8 @@ def registry_xml() -> bytes:
     root = ET.Element(f"{{{XML_NS}}}registry", id="urn-namespaces")
     _el(root, "title", REGISTRY_TITLE)
     _el(root, "category", REGISTRY_CATEGORY)
-    if updated := last_real_change():
+    metadata = _metadata()
+    if updated := last_real_change(metadata):
         _el(root, "updated", updated.isoformat())
     _el(root, "note", REGISTRY_NOTE)
     for kind, (sub_id, title, rule_tail) in SUB_REGISTRIES.items():
@@ -142,7 +149,7 @@ def registry_xml() -> bytes:
         _xref(sub, RFC8141)
         rule = _el(sub, "registration_rule", "Expert Review, per Section 6 of ")
         _xref(rule, RFC8141).tail = "." + rule_tail
-        if line := experts(kind):
+        if line := experts(kind, metadata):
             _el(sub, "expert", line)
         for ns in exported_namespaces(kind):
             _record(sub, ns)

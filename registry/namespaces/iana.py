@@ -147,8 +147,11 @@ def _xml_record(element: ET.Element, kind: str, position: int, source: str) -> R
             record.contact = [{"type": "text", "text": _text(contact.text)}]
     if kind == "informal" and not record.template_url:
         # IANA links an informal template as the record's first <xref type="uri">.
+        # Kept as the template URL; the export writes it back in the same place.
         uri = next((x for x in record.references if x.get("type") == "uri"), None)
-        record.template_url = uri["data"] if uri else ""
+        if uri is not None:
+            record.template_url = uri["data"]
+            record.references.remove(uri)
     _check_record(record, where)
     return record
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import string
 
 from django.core.paginator import Paginator
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Max, Q, Subquery
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
@@ -23,13 +23,16 @@ LETTERS = list(string.ascii_lowercase) + ["0-9"]
 def _registry_stamp(request) -> dict:
     """When the registry last changed and how many rows it has, once per request."""
     if not hasattr(request, "_registry_stamp"):
+        # Experts, people and IANA's date are in the exports too: their last change
+        # (an uncorrelated subquery, so still one query).
+        last_metadata = RegistryEvent.objects.order_by("-created_at").values("created_at")[:1]
         stamp = Namespace.objects.aggregate(
             changed=Max("updated_at"), count=Count("pk"),
             formal=Count("pk", filter=Q(kind="formal")),
             informal=Count("pk", filter=Q(kind="informal")),
+            metadata=Max(Subquery(last_metadata)),
         )
-        # Experts, people and IANA's date are in the exports too.
-        metadata = RegistryEvent.objects.aggregate(m=Max("created_at"))["m"]
+        metadata = stamp.pop("metadata")
         if metadata and (stamp["changed"] is None or metadata > stamp["changed"]):
             stamp["changed"] = metadata
         request._registry_stamp = stamp

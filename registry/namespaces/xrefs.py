@@ -74,6 +74,8 @@ def link(xref: Xref) -> str:
     """Where a reference points, or ""."""
     kind, data = xref.get("type", ""), xref.get("data", "")
     if kind == "rfc" and (m := re.fullmatch(r"(rfc|bcp|std)(\d+)", data)):
+        if m.group(1) == "rfc":
+            return f"https://www.rfc-editor.org/rfc/rfc{m.group(2)}"
         return f"https://www.rfc-editor.org/info/{m.group(1)}{m.group(2)}"
     if kind == "rfc-errata" and data.isdigit():
         return f"https://www.rfc-editor.org/errata/eid{data}"

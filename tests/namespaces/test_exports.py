@@ -28,10 +28,12 @@ def test_csv_opens_in_pythons_csv_module(client, registered):
     assert response["Content-Type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
     assert len(rows) == 90
-    nbn = next(r for r in rows if r["name"] == "nbn")
-    assert nbn["kind"] == "formal" and nbn["refs"] == "RFC8458"
+    nbn = next(r for r in rows if r["nid"] == "nbn")
+    assert nbn["kind"] == "formal" and nbn["references"] == "[RFC8458]"
     assert nbn["template_url"] == "https://www.iana.org/assignments/urn-formal/nbn"
-    assert any(r["name"] == "urn-8" and r["kind"] == "informal" for r in rows)
+    ucode = next(r for r in rows if r["nid"] == "ucode")
+    assert ucode["references"] == "[RFC6588][RFC Errata 3188][RFC Errata 3189]"
+    assert any(r["nid"] == "urn-8" and r["kind"] == "informal" for r in rows)
 
 
 def test_xml_is_well_formed_with_both_registries(client, registered):

@@ -6,6 +6,7 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
+from registry.namespaces import xrefs
 from registry.namespaces.exports import registry_xml
 from registry.namespaces.models import InformalNumberCounter, Namespace, TemplateVersion
 
@@ -48,7 +49,8 @@ def test_import_matches_the_source_file(registry):
     data = json.loads(SOURCE.read_text())
     for row in data["formal"]:
         ns = Namespace.objects.by_nid(row["name"]).get()
-        assert ns.references == row["refs"]
+        assert [xrefs.label(x) for x in ns.references] == [
+            xrefs.label(xrefs.from_label(r)) for r in row["refs"]]
         assert (ns.registered_on.isoformat() if ns.registered_on else "") == row["date"]
 
 
@@ -57,11 +59,12 @@ def test_xml_export_round_trips_into_an_empty_database(tmp_path):
     call_command("import_registry", str(SOURCE), verbosity=0)
     before = snapshot()
     path = tmp_path / "registry.xml"
-    path.write_bytes(registry_xml(Namespace.objects.all(), updated="2026-11-22"))
+    path.write_bytes(registry_xml())
     call_command("flush", interactive=False, verbosity=0)  # an empty database
     assert Namespace.objects.count() == 0
     call_command("import_registry", str(path), verbosity=0)
-    assert snapshot() == before
+    # What IANA's XML carries survives; the JSON layout's notes are not in it.
+    assert [row[:6] for row in snapshot()] == [row[:6] for row in before]
     assert InformalNumberCounter.objects.get().last_assigned == 7
 
 
@@ -70,7 +73,7 @@ def test_a_broken_file_is_a_clear_error(tmp_path, db):
 
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    with pytest.raises(CommandError, match="not a registry file"):
+    with pytest.raises(CommandError, match=r"Nothing imported\. .*bad\.json: not JSON"):
         call_command("import_registry", str(bad), verbosity=0)
 
 
