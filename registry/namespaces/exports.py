@@ -130,6 +130,9 @@ def _xref(parent: ET.Element, xref: Xref) -> ET.Element:
     attrs = {"type": xref.get("type", "text")}
     if xref.get("type") != "text" and "data" in xref:
         attrs["data"] = xref["data"]
+    for name in xrefs.FRAGMENT_ATTRIBUTES:
+        if xref.get(name):
+            attrs[name] = str(xref[name])  # type: ignore[literal-required]
     return _el(parent, "xref", xref.get("text") or None, **attrs)
 
 

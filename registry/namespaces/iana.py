@@ -160,6 +160,9 @@ def _xref(element: ET.Element, where: str) -> Xref:
     xref: Xref = {"type": element.get("type", "")}
     if element.get("data") is not None:
         xref["data"] = element.get("data", "").strip()
+    for name in xrefs.FRAGMENT_ATTRIBUTES:  # section="3", lastupdated=..., as given
+        if element.get(name):
+            xref[name] = element.get(name, "").strip()  # type: ignore[literal-required]
     text = _text(element.text)
     if text:
         xref["text"] = text

@@ -17,6 +17,18 @@ class Xref(TypedDict, total=False):
     type: str
     data: str
     text: str
+    section: str
+    page: str
+    appendix: str
+    table: str
+    figure: str
+    anchor: str
+    lastupdated: str
+
+
+# Attributes an IANA xref may carry besides type and data (iana-registry.rng).
+FRAGMENT_ATTRIBUTES = ("section", "page", "appendix", "table", "figure", "anchor",
+                       "lastupdated")
 
 
 # IANA's own types (iana-registry.rng); others are kept as they come.
