@@ -177,6 +177,11 @@ class Namespace(EventGuardedState):
         return [reference_link(xref) for xref in self.references]
 
     @property
+    def contact_links(self) -> list[tuple[str, str]]:
+        """An informal namespace's contact as (text, URL or "") pairs."""
+        return [reference_link(xref) for xref in self.contact]
+
+    @property
     def reference_labels(self) -> list[str]:
         return [text for text, _ in self.reference_links]
 
