@@ -203,7 +203,8 @@ class TemplateVersion(AppendOnlyModel, TemplateFields):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     source_request = models.ForeignKey(
-        "review.Request", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "review.RegistrationRequest", null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
     )
 
     class Meta:
