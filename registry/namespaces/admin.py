@@ -7,7 +7,14 @@ from django.db import models
 from django.shortcuts import redirect, render
 
 from registry.namespaces.actions import RegistryError, namespace_set_status
-from registry.namespaces.models import Namespace, NamespaceEvent, TemplateVersion
+from registry.namespaces.models import (
+    Namespace,
+    NamespaceEvent,
+    Person,
+    RegistryEvent,
+    RegistryMetadata,
+    TemplateVersion,
+)
 from registry.namespaces.template import TEXT_FIELDS
 
 
@@ -46,10 +53,10 @@ class NamespaceAdmin(admin.ModelAdmin):
     search_fields = ("nid", "organisation")
     ordering = ("nid",)
     readonly_fields = ("nid", "kind", "informal_number", "status", "status_note", "organisation",
-                       "created_at", "updated_at")
+                       "record_updated", "contact", "created_at", "updated_at")
     fields = ("nid", "kind", "informal_number", "status", "status_note", "registered_on",
-              "references", "template_url", "template_date", "registry_note", "holder",
-              "organisation", "created_at", "updated_at")
+              "record_updated", "references", "contact", "template_url", "template_date",
+              "registry_note", "holder", "organisation", "created_at", "updated_at")
     autocomplete_fields = ("holder",)
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     inlines = [VersionInline, EventInline]
@@ -110,3 +117,34 @@ class TemplateVersionAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """IANA's side of the registry: changed by import_registry and sync_iana, which
+    record each change as an event; the admin shows it."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Person)
+class PersonAdmin(ReadOnlyAdmin):
+    list_display = ("person_id", "name", "org", "updated")
+    search_fields = ("person_id", "name", "org")
+
+
+@admin.register(RegistryMetadata)
+class RegistryMetadataAdmin(ReadOnlyAdmin):
+    list_display = ("key", "experts", "updated")
+
+
+@admin.register(RegistryEvent)
+class RegistryEventAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "kind", "subject", "actor")
+    list_filter = ("kind",)

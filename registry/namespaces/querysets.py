@@ -19,6 +19,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce, Lower
 
+from registry.history import EventGuardedQuerySet
 from registry.urns import URNSyntaxError, nid_key, parse
 
 
@@ -33,25 +34,6 @@ def search_document():
         + SearchVector("organisation", weight="B", config="english")
         + SearchVector("search_text", weight="C", config="english")
     )
-
-
-class EventGuardedQuerySet(models.QuerySet):
-    """Bulk updates may not change a model's event-guarded field (see
-    EventGuardedState): such a change would have no event row."""
-
-    def update(self, **kwargs):
-        self._refuse_guarded(kwargs)
-        return super().update(**kwargs)
-
-    def bulk_update(self, objs, fields, batch_size=None):
-        self._refuse_guarded(fields)
-        return super().bulk_update(objs, fields, batch_size=batch_size)
-
-    def _refuse_guarded(self, fields) -> None:
-        from registry.namespaces.models import AppendOnlyError
-
-        if self.model.guarded_field in fields:
-            raise AppendOnlyError(self.model.guard_message)
 
 
 class NamespaceEventQuerySet(models.QuerySet):
@@ -72,9 +54,6 @@ class NamespaceQuerySet(EventGuardedQuerySet):
     def active(self):
         return self.filter(status="active")
 
-    def deprecated(self):
-        return self.filter(status="deprecated")
-
     def formal(self):
         return self.filter(kind="formal")
 
@@ -86,9 +65,6 @@ class NamespaceQuerySet(EventGuardedQuerySet):
         if not plausible_text(nid, 64):
             return self.none()
         return self.filter(nid__lower=nid_key(nid))
-
-    def nid_keys(self) -> set[str]:
-        return {nid_key(n) for n in self.values_list("nid", flat=True)}
 
     def with_version_count(self):
         """Annotate ``version_count`` as a subquery, which count() can leave out."""

@@ -4,7 +4,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-from registry.namespaces import append_only_sql
+from registry import history
 
 
 def typed_references(apps, schema_editor):
@@ -99,6 +99,6 @@ class Migration(migrations.Migration):
             },
         ),
         migrations.RunPython(typed_references, label_references),
-        migrations.RunPython(append_only_sql.forwards(["namespaces_registryevent"]),
-                             append_only_sql.backwards(["namespaces_registryevent"])),
+        migrations.RunPython(history.forwards(["namespaces_registryevent"]),
+                             history.backwards(["namespaces_registryevent"])),
     ]
