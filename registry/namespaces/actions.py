@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from typing import Any
 
 from django.db import IntegrityError, transaction
 
@@ -210,7 +211,7 @@ RECORD_FIELDS = ("registered_on", "record_updated", "references", "template_url"
                  "template_date", "registry_note", "organisation")
 
 
-def _record_fields(record: Record) -> dict:
+def _record_fields(record: Record) -> dict[str, Any]:
     fields = {
         "registered_on": record.date,
         "record_updated": record.updated,
@@ -235,22 +236,22 @@ def record_changes(namespace: Namespace, record: Record) -> list[str]:
     return changes
 
 
-def _comparable(value):
+def _comparable(value: Any) -> Any:
     if isinstance(value, list):
         return [xrefs.from_label(v) if isinstance(v, str) else
                 {k: v[k] for k in sorted(v) if v[k] not in ("", None)} for v in value]
     return value if value not in ("",) else None
 
 
-def _show(value) -> str:
+def _show(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(
-            xrefs.label(v if isinstance(v, dict) else xrefs.from_label(v)) for v in value) + "]"
+            xrefs.label(xrefs.from_label(v) if isinstance(v, str) else v) for v in value) + "]"
     return value.isoformat() if isinstance(value, dt.date) else repr(value or "")
 
 
 @transaction.atomic
-def namespace_import(*, record: Record, actor=None, source: str = "",
+def namespace_import(*, record: Record, actor: Any = None, source: str = "",
                      new_kind: str = NamespaceEvent.Kind.IMPORTED) -> tuple[Namespace, list[str]]:
     """Insert or bring in line one row of IANA's registry. Returns the namespace and
     the changes made ([] for an unchanged row, ["new"] for a new one).
@@ -296,13 +297,13 @@ def namespace_import(*, record: Record, actor=None, source: str = "",
     return namespace, ["new"]
 
 
-def _person_values(person: IanaPerson) -> dict:
+def _person_values(person: IanaPerson) -> dict[str, Any]:
     return {"name": person.name, "org": person.org, "uris": list(person.uris),
             "updated": person.updated}
 
 
 @transaction.atomic
-def person_sync(*, person: IanaPerson, actor=None) -> str:
+def person_sync(*, person: IanaPerson, actor: Any = None) -> str:
     """Add or bring in line one entry of IANA's ``<people>``; returns what changed
     ("" when nothing did), and records it as a RegistryEvent."""
     values = _person_values(person)
@@ -325,12 +326,12 @@ def person_sync(*, person: IanaPerson, actor=None) -> str:
     return "changed"
 
 
-def _describe(values: dict) -> str:
+def _describe(values: dict[str, Any]) -> str:
     return json.dumps(values, default=str, sort_keys=True)
 
 
 @transaction.atomic
-def registry_metadata_set(*, key: str, actor=None, experts: str | None = None,
+def registry_metadata_set(*, key: str, actor: Any = None, experts: str | None = None,
                           updated: dt.date | None = None) -> list[str]:
     """Set the designated experts of a sub-registry as IANA lists them, or the date
     IANA gives as the registry's last update; each change an event."""

@@ -58,7 +58,7 @@ def namespace_summary(request, ns: Namespace) -> dict:
         "status": ns.status,
         "status_note": ns.status_note,
         "registration_date": ns.registered_on.isoformat() if ns.registered_on else None,
-        "updated": record_updated(ns).isoformat() if record_updated(ns) else None,
+        "updated": updated.isoformat() if (updated := record_updated(ns)) else None,
         "references": [_reference(x) for x in ns.references],
         "contact": [_reference(x) for x in ns.contact],
         "organisation": ns.organisation,

@@ -82,7 +82,7 @@ def record_updated(ns: Namespace) -> dt.date | None:
     """The record's ``updated`` date: IANA's, or the date of its latest revision here."""
     dates = [ns.record_updated]
     if getattr(ns, "version_count", 0) > 1:
-        dates.append(ns.last_version_date)
+        dates.append(getattr(ns, "last_version_date", None))
     return max((d for d in dates if d), default=None)
 
 

@@ -158,8 +158,8 @@ class TemplateVersion(AppendOnlyModel, TemplateFields):
         return reverse("namespaces:version", args=[self.namespace.nid, self.number])
 
 
-class NamespaceEventQuerySetAppendOnly(AppendOnlyQuerySet, NamespaceEventQuerySet):
-    pass
+class NamespaceEventQuerySetAppendOnly(AppendOnlyQuerySet, NamespaceEventQuerySet):  # type: ignore[override]
+    """The event log's reads, on a queryset that cannot update or delete."""
 
 
 class NamespaceEvent(AppendOnlyModel):
@@ -183,7 +183,7 @@ class NamespaceEvent(AppendOnlyModel):
     comment = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
-    objects = NamespaceEventQuerySetAppendOnly.as_manager()
+    objects = NamespaceEventQuerySetAppendOnly.as_manager()  # type: ignore[misc]
 
     class Meta:
         ordering = ["-created_at", "-id"]

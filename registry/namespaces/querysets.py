@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
+from typing import Any
 
 from django.db import connection, models
 from django.db.models import (
@@ -36,18 +38,19 @@ def search_document():
     )
 
 
-class NamespaceEventQuerySet(models.QuerySet):
+class NamespaceEventQuerySet(models.QuerySet[Any]):
     # Events that only mirror IANA's registry: their date is when this copy caught
     # up, not when the registry changed (IANA's own date says that).
     MIRRORED = ("imported", "synced")
 
-    def real_changes(self):
+    def real_changes(self) -> NamespaceEventQuerySet:
         """Changes made in this registry, not copied from IANA's."""
         return self.exclude(kind__in=self.MIRRORED)
 
-    def last_real_change(self):
+    def last_real_change(self) -> dt.datetime | None:
         """When this registry last really changed (a datetime), or None."""
-        return self.real_changes().aggregate(m=Max("created_at"))["m"]
+        last: dt.datetime | None = self.real_changes().aggregate(m=Max("created_at"))["m"]
+        return last
 
 
 class NamespaceQuerySet(EventGuardedQuerySet):
