@@ -21,6 +21,7 @@ from django.views.decorators.http import condition, require_GET, require_http_me
 from registry.namespaces import xrefs
 from registry.namespaces.checker import MAX_URNS, check_urns, split_lines
 from registry.namespaces.exports import (
+    attach_version_facts,
     exported_namespaces,
     record_updated,
     registry_csv,
@@ -50,6 +51,12 @@ def _reference(xref) -> dict:
             "label": text, "url": url or None}
 
 
+def _with_version_facts(page) -> list[Namespace]:
+    namespaces = list(page)
+    attach_version_facts(namespaces)
+    return namespaces
+
+
 def namespace_summary(request, ns: Namespace) -> dict:
     return {
         "nid": ns.nid,
@@ -71,7 +78,7 @@ def namespace_summary(request, ns: Namespace) -> dict:
 @require_GET
 @cached
 def namespaces_list(request):
-    queryset = exported_namespaces().sorted_by("nid")
+    queryset = Namespace.objects.sorted_by("nid")
     kind = request.GET.get("kind")
     if kind in Namespace.Kind.values:
         queryset = queryset.filter(kind=kind)
@@ -95,7 +102,7 @@ def namespaces_list(request):
         "pages": paginator.num_pages,
         "next": link(page.next_page_number()) if page.has_next() else None,
         "previous": link(page.previous_page_number()) if page.has_previous() else None,
-        "results": [namespace_summary(request, ns) for ns in page],
+        "results": [namespace_summary(request, ns) for ns in _with_version_facts(page)],
     })
 
 

@@ -77,6 +77,15 @@ class NamespaceQuerySet(EventGuardedQuerySet):
                     .values("namespace").annotate(n=Count("pk")).values("n"))
         return self.annotate(version_count=Coalesce(Subquery(versions), 0))
 
+    def with_version_facts(self) -> NamespaceQuerySet:
+        """``version_count`` and ``last_version_date`` (the exports' record dates), as
+        subqueries: computed only for the rows a page returns, and no GROUP BY."""
+        from registry.namespaces.models import TemplateVersion
+
+        last = (TemplateVersion.objects.filter(namespace=OuterRef("pk")).order_by("-number")
+                .values("date")[:1])
+        return self.with_version_count().annotate(last_version_date=Subquery(last))
+
     def sorted_by(self, key: str):
         """Order for the registry tables: 'nid', '-nid', 'date', '-date'."""
         orders = {
