@@ -152,7 +152,9 @@ class CommentForm(TextPolicyForm, forms.Form):
 class StandardisationForm(TextPolicyForm, forms.Form):
     """Whether the request involves a standardisation organisation (section 6.2's IESG step)."""
 
-    involved = forms.BooleanField(required=False)
+    involved = forms.TypedChoiceField(choices=[("1", "involved"), ("0", "not involved")],
+                                      coerce=lambda value: value == "1", empty_value=False,
+                                      required=False)
     comment = forms.CharField(required=False, max_length=2000,
                               widget=forms.Textarea(attrs={"rows": 2}))
 
