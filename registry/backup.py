@@ -42,7 +42,7 @@ MODELS = (
     "namespaces.informalnumbercounter",
     "namespaces.templateversion",
     "namespaces.namespaceevent",
-    "review.request",
+    "review.registrationrequest",
     "review.round",
     "review.requestevent",
     "review.comment",

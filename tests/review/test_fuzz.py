@@ -44,13 +44,13 @@ def test_search_and_lookups_never_crash(client, db, q):
 @FUZZ
 @given(values=st.fixed_dictionaries({name: texts for name in TEXT_FIELDS}))
 def test_every_template_field_round_trips_through_a_draft(client, registrant, values):
-    from registry.review.models import Request
+    from registry.review.models import RegistrationRequest
 
     client.force_login(registrant)
     data = {"kind": "formal", "proposed_nid": "", "edit_version": 0, "save": "1", **values}
     response = client.post(reverse("review:new"), data)
     if response.status_code == 302:
-        saved = Request.objects.filter(registrant=registrant).latest("pk")
+        saved = RegistrationRequest.objects.filter(registrant=registrant).latest("pk")
         for name, value in values.items():
             expected = value.strip().replace("\r\n", "\n").replace("\r", "\n")
             stored = getattr(saved, name).replace("\r\n", "\n")
@@ -117,7 +117,7 @@ def review_people(registrant, expert, staff):
 @given(values=st.fixed_dictionaries({name: hostile for name in TEXT_FIELDS}))
 def test_what_the_form_accepts_never_breaks_an_export(client, review_people, values):
     from registry.review import actions
-    from registry.review.models import Request
+    from registry.review.models import RegistrationRequest
 
     registrant = review_people["registrant"]
     client.force_login(registrant)
@@ -126,7 +126,7 @@ def test_what_the_form_accepts_never_breaks_an_export(client, review_people, val
     assert response.status_code in (302, 400)
     if response.status_code != 302:
         return
-    request = Request.objects.filter(registrant=registrant).latest("pk")
+    request = RegistrationRequest.objects.filter(registrant=registrant).latest("pk")
     if request.missing_fields():
         return  # a draft that cannot be submitted never reaches an export
     for name, who in [("submit", "registrant"), ("approve", "expert"), ("register", "staff")]:
@@ -199,7 +199,7 @@ def test_bytes_in_any_encoding_never_crash(client, registrant, raw):
 def test_every_accepted_payload_in_every_field_keeps_the_exports_parsing(client, review_people,
                                                                         payload):
     from registry.review import actions
-    from registry.review.models import Request
+    from registry.review.models import RegistrationRequest
 
     client.force_login(review_people["registrant"])
     one_line = payload if len(payload) < 100 and "\n" not in payload else "Example"
@@ -209,7 +209,7 @@ def test_every_accepted_payload_in_every_field_keeps_the_exports_parsing(client,
     response = client.post(reverse("review:new"), {
         "kind": "informal", "edit_version": 0, "contact_email": "pat@example.org", **values})
     assert response.status_code == 302
-    request = Request.objects.latest("pk")
+    request = RegistrationRequest.objects.latest("pk")
     for name, who in [("submit", "registrant"), ("approve", "expert"), ("register", "staff")]:
         request = actions.request_transition(request=request, transition=name,
                                              actor=review_people[who], comment=payload,

@@ -5,7 +5,7 @@ import lxml.html
 import pytest
 from django.urls import reverse
 
-from registry.review.models import Comment, Request, RequestEvent
+from registry.review.models import Comment, RegistrationRequest, RequestEvent
 from tests.factories import complete_values, make_request
 
 RLO = "\u202e"
@@ -42,7 +42,7 @@ def test_the_request_form_refuses_at_the_field_and_keeps_the_text(client, regist
             **complete_values(registrant), field: typed, "save": "1"}
     response = client.post(reverse("review:new"), data)
     assert response.status_code == 400
-    assert not Request.objects.filter(registrant=registrant).exists()
+    assert not RegistrationRequest.objects.filter(registrant=registrant).exists()
     doc = page(response)
     widget = doc.get_element_by_id(f"id_{field}")
     assert "is-invalid" in widget.get("class")
@@ -125,7 +125,7 @@ def test_the_standardisation_flag_still_works(client, registrant, expert):
 def test_short_fields_are_isolated_from_the_text_around_them(client, registrant):
     # Stored before the policy (or by any other path): still cannot reorder the page.
     request = make_request(registrant, nid="bdinid")
-    Request.objects.filter(pk=request.pk).update(registrant_organisation=f"x{RLO}gro.live")
+    RegistrationRequest.objects.filter(pk=request.pk).update(registrant_organisation=f"x{RLO}gro.live")
     for url in (request.get_absolute_url(), reverse("review:public-review")):
         doc = page(client.get(url))
         isolated = [el.text_content() for el in doc.iter("bdi")]
