@@ -37,6 +37,8 @@ VERSION = 1
 MODELS = (
     "auth.group",
     "accounts.user",
+    "accounts.user_groups",  # roles: the link rows themselves, ids and all
+    "accounts.user_user_permissions",
     "account.emailaddress",
     "namespaces.namespace",
     "namespaces.informalnumbercounter",
@@ -87,9 +89,14 @@ def write_backup(path: Path, *, with_passwords: bool = False) -> dict[str, int]:
                 use_natural_foreign_keys=True,
                 use_natural_primary_keys=_label(model) == "auth.group",
             )
-            if _label(model) == "accounts.user" and not with_passwords:
+            if _label(model) == "accounts.user":
                 for row in rows:
-                    row["fields"].pop("password", None)
+                    # The link tables are written as rows of their own (below), so that
+                    # their ids come back too.
+                    row["fields"].pop("groups", None)
+                    row["fields"].pop("user_permissions", None)
+                    if not with_passwords:
+                        row["fields"].pop("password", None)
             counts[_label(model)] = len(rows)
             objects.extend(rows)
     document = {
