@@ -41,8 +41,10 @@ class StatusForm(TextPolicyForm, forms.Form):
 
 
 class NamespaceAdminForm(TextPolicyForm, forms.ModelForm):
-    template_url = forms.URLField(assume_scheme="https", required=False, max_length=
-                                  Namespace._meta.get_field("template_url").max_length)
+    template_url = forms.URLField(
+        assume_scheme="https", required=False,
+        max_length=Namespace._meta.get_field("template_url").max_length,
+        help_text=Namespace._meta.get_field("template_url").help_text)
 
     class Meta:
         model = Namespace
