@@ -19,6 +19,7 @@ from typing import Any
 
 from registry.namespaces import xrefs
 from registry.namespaces.xrefs import Xref
+from registry.text_policy import text_problem
 from registry.urns import check_informal_nid, informal_number
 
 XML_NS = "http://www.iana.org/assignments"
@@ -102,6 +103,9 @@ def _from_xml(data: bytes, source: str) -> Snapshot:
         sub = subs.get(sub_id)
         if sub is None:
             continue
+        for child in sub:
+            if child.tag != f"{Q}record":
+                _check_text(child, f"{source}: sub-registry {sub_id}")
         experts = sub.findtext(f"{Q}expert")
         if experts is not None:
             snapshot.experts[kind] = " ".join(experts.split())
@@ -111,6 +115,7 @@ def _from_xml(data: bytes, source: str) -> Snapshot:
     for element in people.findall(f"{Q}person") if people is not None else []:
         pid = element.get("id", "")
         where = f"{source}: person {pid or '(no id)'}"
+        _check_text(element, where)
         if not pid or xrefs.problem({"type": "person", "data": pid}):
             raise SourceError(f"{where}: the id is not an XML name.")
         snapshot.people.append(Person(
@@ -126,7 +131,8 @@ def _from_xml(data: bytes, source: str) -> Snapshot:
 
 def _xml_record(element: ET.Element, kind: str, position: int, source: str) -> Record:
     name = _text(element.findtext(f"{Q}name"))
-    where = f"{source}: {kind} record {position} ({name or 'no <name>'})"
+    where = f"{source}: {kind} record {position} ({name[:64] or 'no <name>'})"
+    _check_text(element, where)
     record = Record(
         kind=kind, name=name,
         date=_date(element.get("date"), where, "date"),
@@ -199,7 +205,8 @@ def _json_record(row: Any, kind: str, position: int, source: str) -> Record:
     if not isinstance(row, dict):
         raise SourceError(f"{source}: {kind} record {position} is not an object.")
     name = _text(str(row.get("name") or ""))
-    where = f"{source}: {kind} record {position} ({name or 'no name'})"
+    where = f"{source}: {kind} record {position} ({name[:64] or 'no name'})"
+    _check_json_texts(row, where)
     refs = row.get("refs") or []
     if not isinstance(refs, list) or not all(isinstance(r, str | dict) for r in refs):
         raise SourceError(f'{where}: "refs" is not a list of references.')
@@ -228,6 +235,32 @@ def _json_record(row: Any, kind: str, position: int, source: str) -> Record:
 
 
 # --- checks -------------------------------------------------------------------------
+
+
+def _check_text(element: ET.Element, where: str) -> None:
+    """The registry's text policy (registry/text_policy.py) on every text and attribute
+    of ``element``, as the file has them: what the forms refuse, an import refuses."""
+    for node in element.iter():
+        values = [("text", node.text), ("text", node.tail if node is not element else None),
+                  *((f"attribute {k}", v) for k, v in node.attrib.items())]
+        for what, value in values:
+            if value and (problem := text_problem(value)):
+                raise SourceError(f"{where}: <{_local(node.tag)}> {what}: {problem}")
+
+
+def _check_json_texts(row: dict[str, Any], where: str) -> None:
+    texts: list[tuple[str, Any, bool]] = [
+        (key, row.get(key), True) for key in ("name", "registrant", "date", "template_url",
+                                              "template_date", "updated")]
+    texts += [("refs", ref, True) for ref in row.get("refs") or [] if isinstance(ref, str)]
+    texts += [("notes", note, False) for note in row.get("notes") or []]
+    for key, value, single_line in texts:
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise SourceError(f"{where}: {key} is not text.")
+        if problem := text_problem(value, single_line=single_line):
+            raise SourceError(f"{where}: {key}: {problem}")
 
 
 def _check_record(record: Record, where: str) -> None:

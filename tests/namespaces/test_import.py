@@ -86,3 +86,41 @@ def test_the_shipped_fixture_is_the_import_result(db):
     call_command("import_registry", str(SOURCE), verbosity=0)
     assert snapshot() == from_fixture
     assert InformalNumberCounter.objects.get().last_assigned == counter == 7
+
+
+@pytest.mark.parametrize("field, value", [("registrant", "Evil \u202egro.live"),
+                                          ("name", "bad\x07nid"),
+                                          ("refs", ["RFC\x0b1"]),
+                                          ("notes", ["fine\n", "not \x1b fine"]),
+                                          ("template_url", "https://example.org/\u2066x")])
+def test_import_refuses_a_file_with_a_row_that_breaks_the_text_policy(db, tmp_path, field,
+                                                                       value):
+    from django.core.management import CommandError
+
+    data = json.loads(SOURCE.read_text())
+    data["formal"][0][field] = value
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(CommandError) as error:
+        call_command("import_registry", str(path), verbosity=0)
+    assert "Nothing imported" in str(error.value)
+    assert f"hostile.json: formal record 1 (" in str(error.value)
+    assert f"{field}: Character" in str(error.value)
+    assert Namespace.objects.count() == 0  # all or nothing
+
+
+@pytest.mark.parametrize("needle, replacement", [
+    ("<name>Juha Hakala</name>", "<name>Juha\u202eHakala</name>"),
+    ("International ISBN Agency", "International \x07ISBN Agency"),
+    ('data="https://isni.org/"', 'data="https://isni.org/\u2066"'),
+])
+def test_import_refuses_ianas_xml_with_text_the_policy_refuses(db, tmp_path, needle,
+                                                                replacement):
+    from django.core.management import CommandError
+
+    source = settings.BASE_DIR / "fixtures" / "iana" / "urn-namespaces.xml"
+    path = tmp_path / "hostile.xml"
+    path.write_text(source.read_text().replace(needle, replacement, 1))
+    with pytest.raises(CommandError, match="Nothing imported.*Character"):
+        call_command("import_registry", str(path), verbosity=0)
+    assert Namespace.objects.count() == 0

@@ -196,3 +196,17 @@ def test_namespace_page_shows_ianas_contact_and_updated_date(client, db):
     assert (link.text, link.get("href")) == ("RFC6050", "https://www.rfc-editor.org/rfc/rfc6050")
     page = lxml_html.fromstring(client.get("/namespaces/urn-1/").content)
     assert "Michael_Mealling" in page.xpath("//dl")[0].text_content()
+
+
+@pytest.mark.parametrize("q", ["isbn\u202e", "is\x07bn", "x" * 201])
+def test_the_search_box_refuses_at_the_field_and_keeps_the_text(client, registry, q):
+    import lxml.html
+
+    response = client.get("/search/", {"q": q})
+    assert response.status_code == 200
+    doc = lxml.html.fromstring(response.content)
+    box = doc.get_element_by_id("id_q")
+    assert "is-invalid" in box.get("class")
+    assert box.get("value") == q.replace("\x07", "\ufffd") or "\x07" in q
+    assert doc.get_element_by_id("q-error").text_content().strip()
+    assert not doc.xpath("//ol[@id='results']/li")
