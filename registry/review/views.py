@@ -14,13 +14,19 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from registry.accounts.roles import EXPERT, is_expert, is_iana_staff
-from registry.namespaces.advice import nid_warnings
+from registry.namespaces.advice import confusion_index, nid_warnings, warning_json
 from registry.namespaces.models import Namespace
 from registry.namespaces.presentation import field_diffs, pick_pair
 from registry.namespaces.querysets import plausible_text
 from registry.namespaces.template import SECTIONS, TEXT_FIELDS, template_values
 from registry.review import actions, workflow
-from registry.review.forms import AssignForm, CommentForm, RequestForm, TransitionForm
+from registry.review.forms import (
+    AssignForm,
+    CommentForm,
+    RequestForm,
+    TemplateImportForm,
+    TransitionForm,
+)
 from registry.review.models import OPEN_STATES, Comment, Request, State, visible_comments
 from registry.urns import check_formal_nid, check_informal_nid
 
@@ -49,13 +55,15 @@ def new_request(request):
         return redirect("namespaces:detail", request.GET["revises"][:64])
     if request.method == "POST" and request.POST.get("revises"):
         return _start_revision(request, request.POST["revises"])
+    if request.method == "POST" and "import_template" in request.POST:
+        return _import_template(request, None)
     if request.method == "POST":
         return _save(request, None)
     initial = {"edit_version": 0, "kind": Namespace.Kind.FORMAL,
                "registrant_organisation": request.user.organisation,
                "contact_name": request.user.get_full_name(), "contact_email": request.user.email}
     form = RequestForm(initial=initial)
-    return render(request, "review/request_form.html", {"form": form, "request_obj": None})
+    return render(request, "review/request_form.html", _form_context(None, form))
 
 
 def _start_revision(request, nid: str):
@@ -84,6 +92,8 @@ def edit_request(request, pk):
     obj = get_object_or_404(Request.objects.select_related("revises"), pk=pk)
     if obj.registrant_id != request.user.pk:
         raise Http404("No such request.")
+    if request.method == "POST" and "import_template" in request.POST and obj.is_editable:
+        return _import_template(request, obj)
     if request.method == "POST":
         return _save(request, obj)
     if not obj.is_editable:
@@ -94,8 +104,32 @@ def edit_request(request, pk):
     return render(request, "review/request_form.html", _form_context(obj, form))
 
 
-def _form_context(obj: Request | None, form: RequestForm) -> dict:
-    context = {"form": form, "request_obj": obj}
+def _import_template(request, obj: Request | None):
+    """Prefill the form from a pasted or uploaded template. Nothing is saved: the
+    form comes back with the template's values in place of what it held, and
+    the parts that could not be mapped are listed for the registrant to place."""
+    revision = bool(obj and obj.is_revision)
+    importer = TemplateImportForm(request.POST, request.FILES)
+    if not importer.is_valid():
+        form = RequestForm(request.POST, instance=obj, revision=revision,
+                           registrant=request.user)
+        context = _form_context(obj, form, importer=importer)
+        return render(request, "review/request_form.html", context, status=400)
+    data, filled = importer.prefill(request.POST, revision=revision)
+    form = RequestForm(data, instance=obj, revision=revision, registrant=request.user)
+    labels = [form.fields[name].label or name for name in filled if name in form.fields]
+    messages.info(request, "The form is filled in from your template; nothing is saved until "
+                           "you save the draft.")
+    context = _form_context(obj, form, importer=importer)
+    context["imported"] = {"parsed": importer.parsed, "filled": labels}
+    return render(request, "review/request_form.html", context)
+
+
+def _form_context(obj: Request | None, form: RequestForm,
+                  importer: TemplateImportForm | None = None) -> dict:
+    context = {"form": form, "request_obj": obj,
+               "importer": importer or TemplateImportForm(),
+               "nid_warnings": _form_warnings(obj, form)}
     if obj is not None and obj.is_revision:
         current = obj.revises.current_version()
         working = {name: form[name].value() or "" for name in TEXT_FIELDS if name in form.fields}
@@ -105,6 +139,19 @@ def _form_context(obj: Request | None, form: RequestForm) -> dict:
     if obj is not None:
         context["conflicts"] = Request.objects.conflicting_with(obj)
     return context
+
+
+def _form_warnings(obj: Request | None, form: RequestForm) -> list:
+    """The conflict warnings for the NID the form holds, shown with the field
+    (the live check replaces them while the registrant types)."""
+    if "proposed_nid" not in form.fields:
+        return []
+    nid = (form["proposed_nid"].value() or "").strip()
+    kind = form["kind"].value() if "kind" in form.fields else Namespace.Kind.FORMAL
+    if kind != Namespace.Kind.FORMAL or not plausible_text(nid, 64):
+        return []
+    return nid_warnings(nid, organisation=form["registrant_organisation"].value() or "",
+                        request_id=obj.pk if obj else None)
 
 
 def _save(request, obj: Request | None):
@@ -168,7 +215,7 @@ def request_page(request, pk):
         "user_is_expert": is_expert(user),
         "user_is_staff": is_iana_staff(user),
         "conflicts": Request.objects.conflicting_with(obj),
-        "nid_warnings": nid_warnings(obj.proposed_nid) if not obj.is_revision else [],
+        "nid_warnings": _request_warnings(obj),
         "experts": get_user_model().objects.filter(groups__name=EXPERT).order_by("email"),
         "audiences": [(a, Comment.Audience(a).label)
                       for a in workflow.comment_audiences(obj, user)],
@@ -179,6 +226,14 @@ def request_page(request, pk):
     if len(rounds) >= 2:
         context["round_diffs"] = _round_diffs(request, rounds)
     return render(request, "review/request_page.html", context)
+
+
+def _request_warnings(obj: Request, index=None) -> list:
+    """The section 5.1 / 6.2 warnings for the NID a request proposes."""
+    if obj.is_revision or obj.kind != Namespace.Kind.FORMAL or not obj.proposed_nid:
+        return []
+    return nid_warnings(obj.proposed_nid, organisation=obj.registrant_organisation,
+                        request_id=obj.pk, index=index)
 
 
 def _round_diffs(request, rounds):
@@ -286,6 +341,7 @@ def dashboard(request):
         raise PermissionDenied("The dashboard is for designated experts.")
     mine = request.GET.get("mine") == "1"
     keys = Request.objects.conflicting_nid_keys()
+    index = confusion_index()
     columns = []
     for state in (State.IN_REVIEW, State.CHANGES_REQUESTED, State.AWAITING_IESG, State.APPROVED):
         items = _queue([state])
@@ -294,6 +350,7 @@ def dashboard(request):
         items = list(items)
         for item in items:
             item.conflict = item.proposed_nid.lower() in keys if item.proposed_nid else False
+            item.warnings = _request_warnings(item, index)
         columns.append((State(state).label, state, items))
     return render(request, "review/dashboard.html", {
         "columns": columns, "mine": mine, "now": timezone.now(),
@@ -328,11 +385,16 @@ def nid_check(request):
         problems = check_formal_nid(nid, registered)
     others = (Request.objects.open().filter(proposed_nid__lower=nid.lower()).count()
               if plausible_text(nid, 64) else 0)
-    warnings = nid_warnings(nid) if kind != "informal" and plausible_text(nid, 64) else []
+    organisation = request.GET.get("organisation", "")[:300]
+    request_id = request.GET.get("request", "")
+    warnings = nid_warnings(
+        nid, organisation=organisation if plausible_text(organisation, 300) else "",
+        request_id=int(request_id) if request_id.isdigit() and len(request_id) < 12 else None,
+    ) if kind != "informal" and plausible_text(nid, 64) else []
     return JsonResponse({
         "nid": nid,
         "acceptable": not problems,
         "problems": [{"code": p.code, "message": str(p)} for p in problems],
-        "warnings": [{"code": w.code, "message": str(w)} for w in warnings],
+        "warnings": [warning_json(w) for w in warnings],
         "other_open_requests": others,
     })

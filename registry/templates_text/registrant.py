@@ -177,7 +177,9 @@ def _items(text: str) -> list[_Item]:
             continue
         m = _SUB_RE.match(stripped)
         if m is None:
-            if current is None:
+            # A line at the label's own depth continues only an address, a label
+            # on a line of its own, or unlabelled lines; otherwise it is new text.
+            if current is None or (current.inline and current.kind not in ("address", "free")):
                 current = _Item(context, "free", indent=indent)
                 items.append(current)
             current.lines.append(stripped)

@@ -193,16 +193,15 @@ class _Lookup:
     # Hyphen-bounded prefixes and suffixes ("isbn" for "isbn-x") of each NID.
     by_affix: dict[str, list[Holder]] = field(default_factory=lambda: defaultdict(list))
     by_organisation: dict[str, list[Holder]] = field(default_factory=lambda: defaultdict(list))
-    flats: list[str] = field(default_factory=list)
-    flat_holders: list[list[Holder]] = field(default_factory=list)
+    # Distinct flat NIDs by length, for the edit-distance scan of nearby lengths only.
+    flats_by_length: dict[int, list[str]] = field(default_factory=lambda: defaultdict(list))
 
     def add(self, holder: Holder) -> None:
         key = nid_key(holder.nid)
         f = flat(holder.nid)
         self.by_key[key].append(holder)
         if f not in self.by_flat:
-            self.flats.append(f)
-            self.flat_holders.append(self.by_flat[f])
+            self.flats_by_length[len(f)].append(f)
         self.by_flat[f].append(holder)
         self.by_skeleton[skeleton(holder.nid)].append(holder)
         self.by_singular[singular(f)].append(holder)
@@ -285,11 +284,14 @@ class ConfusionIndex:
             for affix in ("-".join(parts[:i]), "-".join(parts[i:])):
                 note(index.by_key.get(affix, ()), PREFIX_SUFFIX)
         limit = max_distance(len(f))
-        if limit and index.flats:
-            for _, distance, position in process.extract(
-                    f, index.flats, scorer=OSA.distance, score_cutoff=limit, limit=None):
+        for length in range(len(f) - limit, len(f) + limit + 1) if limit else ():
+            candidates = index.flats_by_length.get(length)
+            if not candidates:
+                continue
+            for other, distance, _ in process.extract(
+                    f, candidates, scorer=OSA.distance, score_cutoff=limit, limit=None):
                 if distance:
-                    note(index.flat_holders[position], NEAR_SPELLING)
+                    note(index.by_flat[other], NEAR_SPELLING)
         for sub in _substrings(f, 4):
             if sub != f:
                 note((h for h in index.by_flat.get(sub, ()) if not h.requested), EMBEDS_NID)
