@@ -61,6 +61,7 @@ class ParsedTemplate:
     problems: list[str] = field(default_factory=list)
     layout: str = ""  # "8141" or "3406" (RFC 2611 templates use the same labels)
     format: str = ""  # "text", "markdown" or "xml"
+    layout_found: bool = True  # False: no label of any template layout in the text
 
     def as_json(self, file: str = "") -> dict:
         return {
@@ -104,6 +105,7 @@ def parse_template(data: bytes | str) -> ParsedTemplate:
     result = ParsedTemplate(format=fmt)
     _assemble(parts, result)
     if not any(p.spec for p in parts):
+        result.layout_found = False
         result.problems.insert(0, "No label of a registration template (RFC 8141 Appendix A, "
                                   "RFC 3406 or RFC 2611) was found in this text.")
     return result
