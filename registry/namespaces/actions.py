@@ -203,6 +203,9 @@ def namespace_import(*, row: dict, kind: str, actor=None) -> tuple[Namespace, bo
         "organisation": row.get("registrant") or "",
     }
     existing = Namespace.objects.select_for_update().by_nid(nid).first()
+    if existing is not None and not fields["organisation"]:
+        # The registry row names no registrant: keep what a published template gave.
+        del fields["organisation"]
     if existing is not None:
         changed = [k for k, v in fields.items() if getattr(existing, k) != v]
         for key in changed:

@@ -97,6 +97,6 @@ def nid_warnings(nid: str, *, organisation: str = "", request_id: int | None = N
 
 def warning_json(problem: Problem) -> dict[str, str]:
     """A warning as the live check's JSON gives it."""
-    return {"code": problem.code, "message": str(problem), "matched": problem.matched,
+    return {"code": problem.code, "message": problem.message, "matched": problem.matched,
             "link": problem.link, "rule": f"RFC 8141 section {problem.section}",
             "rule_link": problem.rule_link}

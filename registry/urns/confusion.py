@@ -204,7 +204,7 @@ class _Lookup:
             self.flats_by_length[len(f)].append(f)
         self.by_flat[f].append(holder)
         self.by_skeleton[skeleton(holder.nid)].append(holder)
-        self.by_singular[singular(f)].append(holder)
+        self.by_singular[singular(skeleton(holder.nid))].append(holder)
         parts = key.split("-")
         for i in range(1, len(parts)):
             for affix in ("-".join(parts[:i]), "-".join(parts[i:])):
@@ -276,7 +276,7 @@ class ConfusionIndex:
         note((h for h in index.by_flat.get(f, ()) if nid_key(h.nid) != key),
              SAME_WITHOUT_HYPHENS)
         note((h for h in index.by_skeleton.get(skel, ()) if flat(h.nid) != f), LOOK_ALIKE)
-        note((h for h in index.by_singular.get(singular(f), ()) if flat(h.nid) != f), PLURAL)
+        note((h for h in index.by_singular.get(singular(skel), ()) if flat(h.nid) != f), PLURAL)
         # "isbn" is a prefix of "isbn-x", and "isbn-x" starts with "isbn".
         note(index.by_affix.get(key, ()), PREFIX_SUFFIX)
         parts = key.split("-")
@@ -292,9 +292,9 @@ class ConfusionIndex:
                     f, candidates, scorer=OSA.distance, score_cutoff=limit, limit=None):
                 if distance:
                     note(index.by_flat[other], NEAR_SPELLING)
-        for sub in _substrings(f, 4):
-            if sub != f:
-                note((h for h in index.by_flat.get(sub, ()) if not h.requested), EMBEDS_NID)
+        for sub in _substrings(skel, 4):  # "my1sbn" contains a look-alike of "isbn"
+            if sub != skel:
+                note((h for h in index.by_skeleton.get(sub, ()) if not h.requested), EMBEDS_NID)
         for part in parts:  # a three-character NID counts only as a whole hyphen part
             if len(part) == 3 and part != key:
                 note((h for h in index.by_key.get(part, ()) if not h.requested), EMBEDS_NID)
@@ -393,6 +393,18 @@ def _substrings(text: str, shortest: int) -> Iterable[str]:
             yield text[start:start + length]
 
 
+def _affix_reason(nid: str, holder: Holder) -> str:
+    mine, theirs = nid_key(nid), nid_key(holder.nid)
+    other = holder.describe()
+    if mine.startswith(theirs):
+        return f"starts with {other}"
+    if mine.endswith(theirs):
+        return f"ends with {other}"
+    if theirs.startswith(mine):
+        return f"is the beginning of {other}"
+    return f"is the end of {other}"
+
+
 def _near_problem(nid: str, holder: Holder, code: str) -> Problem:
     other = holder.describe()
     reason = {
@@ -400,7 +412,7 @@ def _near_problem(nid: str, holder: Holder, code: str) -> Problem:
         SAME_WITHOUT_HYPHENS: f"is the same as {other} once hyphens are removed",
         LOOK_ALIKE: f"looks like {other} (0/o, 1/l/i and rn/m are easily confused)",
         PLURAL: f"is a singular or plural form of {other}",
-        PREFIX_SUFFIX: f"is a prefix or suffix of {other}, or it of this one",
+        PREFIX_SUFFIX: _affix_reason(nid, holder),
         NEAR_SPELLING: f"is spelled within a character or two of {other}",
         EMBEDS_NID: f"contains {other}",
     }[code]

@@ -58,7 +58,8 @@ class Command(BaseCommand):
                 for name in result["fields"]:
                     self.stdout.write(f"  {name}: {len(result['fields'][name])} characters")
                 for part in result["unmapped"]:
-                    self.stdout.write(f"  not mapped: {part['label'] or '(before the first field)'}")
+                    label = part["label"] or "(before the first field)"
+                    self.stdout.write(f"  not mapped: {label}")
                 for problem in result["problems"]:
                     self.stdout.write(f"  problem: {problem}")
         if failed:
