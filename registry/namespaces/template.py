@@ -174,12 +174,13 @@ def render_text(*, nid: str, version: int | None, date, values: dict[str, str],
         return f"{label}:\n{indented}\n"
 
     def labelled(label: str, text: str) -> str:
-        # Continuation lines sit deeper than the label, so the text reads back
+        # Continuation lines start under the value, so the text reads back
         # unambiguously (registry.templates_text parses this layout).
         lines = (text or "").strip().splitlines()
         if not lines:
             return ""
-        rest = "".join(f"\n   {line}" if line.strip() else "\n" for line in lines[1:])
+        pad = " " * (len(label) + 2)
+        rest = "".join(f"\n{pad}{line}" if line.strip() else "\n" for line in lines[1:])
         return f"{label}: {lines[0]}{rest}"
 
     registrant = "\n".join(

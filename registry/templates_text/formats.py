@@ -16,6 +16,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 import defusedxml.ElementTree as SafeET
+from defusedxml import DefusedXmlException
 
 MAX_BYTES = 1_000_000  # real templates are under 100 kB; whole RFCs under 500 kB
 
@@ -214,7 +215,7 @@ def xml_lines(text: str) -> list[Line]:
     body = re.sub(r"&([A-Za-z][A-Za-z0-9]*);", _entity, body)
     try:
         root = SafeET.fromstring(f"<root>{body}</root>")
-    except (ET.ParseError, SafeET.DefusedXmlException):
+    except (ET.ParseError, DefusedXmlException):
         return _xml_by_regex(body)
     out: list[Line] = []
     _walk(root, out, depth=0)
@@ -281,10 +282,10 @@ def _block(element: ET.Element, out: list[Line], indent: int) -> None:
 
 def _paragraph_block(element: ET.Element, out: list[Line], indent: int) -> None:
     pad = " " * indent
-    nested = [c for c in element if isinstance(c.tag, str) and c.tag in _BLOCKS and c.tag != "t"]
+    nested = [c for c in element if isinstance(c.tag, str) and c.tag in _BLOCKS]
     if nested and element.tag != "t":
         if (element.text or "").strip():
-            out.append(Line(pad + " ".join((element.text or "").split())))
+            out.append(Line(pad + _squeeze(element.text or "")))
         for child in element:
             _block(child, out, indent)
         return
@@ -301,11 +302,16 @@ def _paragraphs(element: ET.Element) -> list[str]:
     pieces: list[str] = []
     _flow_into(element, pieces)
     text = "".join(pieces)
-    return [" ".join(p.split()) for p in text.split("\x00") if p.strip()]
+    return [_squeeze(p) for p in text.split("\x00") if p.strip()]
+
+
+def _squeeze(text: str) -> str:
+    """XML's insignificant whitespace as single spaces (a no-break space stays)."""
+    return " ".join(w for w in re.split(r"[ \t\r\n]+", text) if w)
 
 
 def _flow(element: ET.Element) -> str:
-    return " ".join(" ".join(_paragraphs(element)).split())
+    return _squeeze(" ".join(_paragraphs(element)))
 
 
 def _flow_into(element: ET.Element, pieces: list[str]) -> None:

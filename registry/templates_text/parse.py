@@ -166,8 +166,7 @@ def _clean_block(lines: list[str]) -> str:
         rest = textwrap.dedent("\n".join(lines[1:]))
         first = lines[0].strip()
         return (first + "\n" + rest).strip("\n") if rest.strip() else first
-    text = textwrap.dedent("\n".join(lines))
-    return re.sub(r"\n{3,}", "\n\n", text).strip("\n").rstrip()
+    return textwrap.dedent("\n".join(lines)).strip("\n").rstrip()
 
 
 # -- from parts to fields -----------------------------------------------------------------

@@ -6,6 +6,7 @@ plain lines ("Commons Machinery AB", "Jonas Öberg <jonas@example.org>")."""
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass, field
 
 EMAIL = re.compile(r"(?:mailto:)?([A-Za-z0-9._%+\-']+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+)")
@@ -29,7 +30,7 @@ _sub(ORG, "organisation", "organization", "organisation", "registering organizat
 _sub(CONTACT, "contact", "contact", "contact name", "contact person", "designated contact",
      "designated contact person", "contact information", "designated contact information",
      "technical contact", "person", "registrant contact", "contact details")
-_sub(CONTACT, "address", "contact postal address", "contact address")
+_sub(CONTACT, "postal", "contact postal address", "contact address")
 _sub(None, "name", "name", "full name")
 _sub(None, "role", "role", "title", "position")
 _sub(None, "email", "email", "e-mail", "mail", "electronic mail", "email address",
@@ -66,11 +67,18 @@ class _Item:
     label: str = ""
     indent: int = 0
     inline: bool = False  # the value starts on the label's line
+    column: int = 0  # where the value starts on the label's line
     lines: list[str] = field(default_factory=list)
 
     @property
     def value(self) -> str:
-        return "\n".join(self.lines).strip("\n")
+        """The lines, with their indentation relative to one another kept:
+        continuation lines lose the indentation up to the value's column."""
+        if not self.inline:
+            return textwrap.dedent("\n".join(self.lines)).strip("\n")
+        rest = [line[min(self.column, len(line) - len(line.lstrip(" "))):]
+                for line in self.lines[1:]]
+        return "\n".join([self.lines[0], *rest]).strip("\n")
 
 
 def parse_registrant(text: str) -> Registrant:
@@ -91,7 +99,7 @@ def parse_registrant(text: str) -> Registrant:
         first(lambda i: i.kind == "name" and i.context == ORG)
     if org is not None:
         head, *more = org.value.split("\n")
-        result.organisation = _first_sentence(head)
+        result.organisation = head.strip() if org.inline else _first_sentence(head)
         tail = head[len(result.organisation):].strip()
         result.address = "\n".join(x for x in (tail, *more) if x.strip())
     else:
@@ -108,18 +116,22 @@ def parse_registrant(text: str) -> Registrant:
                     items.append(_Item(None, "free", lines=[rest]))
     person = first(lambda i: i.kind == "name")
     contact = first(lambda i: i.kind == "contact")
-    if person is not None:
-        result.contact_name = _person(person.value.split("\n")[0])
-    elif contact is not None:
-        result.contact_name = _person(contact.value.split("\n")[0])
+    named = person or contact
+    if named is not None:
+        head = named.value.split("\n")[0]
+        # "Contact: Jane Doe" stays as written; "Jane Doe <jane@...>, Editor" is cleaned.
+        result.contact_name = head.strip() if named.inline and not EMAIL.search(head) \
+            else _person(head)
     else:
         role = first(lambda i: i.kind == "role")
         if role is not None and not result.contact_name:
             result.contact_name = role.value.split("\n")[0]
+    labelled = [token.strip("<>(),;").removeprefix("mailto:") for i in items
+                if i.kind == "email" for token in i.value.split()[:1] if "@" in token]
     in_contact = [m.group(1) for i in items if i.context == CONTACT or i.kind in
                   ("email", "contact") for m in EMAIL.finditer(i.value)]
     anywhere = [m.group(1) for m in EMAIL.finditer(text)]
-    result.email = (in_contact or anywhere or [""])[0].rstrip(".")
+    result.email = (labelled or in_contact or anywhere or [""])[0].rstrip(".")
     phone = first(lambda i: i.kind == "phone")
     if phone is not None:
         result.phone = phone.value.split("\n")[0]
@@ -134,7 +146,9 @@ def parse_registrant(text: str) -> Registrant:
     for item in items:
         if id(item) in used:
             continue
-        if item.kind == "address":
+        if item.kind == "postal":
+            postal.append(item.value)
+        elif item.kind == "address":
             (postal if item.context == CONTACT and (org is not None or address) else
              address).append(item.value)
         elif item.kind in ("free", "contact", "name") and item.context == CONTACT:
@@ -173,7 +187,7 @@ def _items(text: str) -> list[_Item]:
                 current = None
             continue
         if current is not None and current.inline and indent > current.indent:
-            current.lines.append(stripped)  # continuation of "Address: ..." lines
+            current.lines.append(raw.rstrip())  # continuation of "Address: ..." lines
             continue
         m = _SUB_RE.match(stripped)
         if m is None:
@@ -182,7 +196,7 @@ def _items(text: str) -> list[_Item]:
             if current is None or (current.inline and current.kind not in ("address", "free")):
                 current = _Item(context, "free", indent=indent)
                 items.append(current)
-            current.lines.append(stripped)
+            current.lines.append(raw.rstrip())
             continue
         label = " ".join(m.group("label").lower().split())
         opens, kind = _SUBLABELS[label]
@@ -194,7 +208,8 @@ def _items(text: str) -> list[_Item]:
             if m.group("rest") is None:
                 current = None  # "Registering organization" alone: a sub-heading
                 continue
-        current = _Item(context, kind, m.group("label"), indent, bool(rest),
+        column = indent + (m.start("rest") if rest else 0)
+        current = _Item(context, kind, m.group("label"), indent, bool(rest), column,
                         [rest] if rest else [])
         items.append(current)
     return items
