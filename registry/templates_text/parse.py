@@ -155,6 +155,7 @@ def _segment(lines: list[Line]) -> list[_Part]:
 
 
 def _clean_block(lines: list[str]) -> str:
+    lines = [line.rstrip() for line in lines]
     while lines and not lines[0].strip():
         lines = lines[1:]
     while lines and not lines[-1].strip():
