@@ -147,7 +147,9 @@ def text_lines(text: str) -> list[Line]:
 _ATX = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _SETEXT = re.compile(r"^(=+|-+)\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
-_IAL = re.compile(r"^\s*\{:[^}]*\}\s*$|^\s*\{::[^}]*/\}\s*$")
+_IAL = re.compile(r"^\s*\{:[^}]*\}\s*$|^\s*\{::[^}]*/\}\s*$|^\s*\{[a-z-]+=[^}]*\}\s*$")
+_HTML_TAG = re.compile(r"</?(?:br|p|b|i|em|strong|span|div|sup|sub|u|small)\b[^>]*>",
+                       re.IGNORECASE)
 _LINK_EMPTY = re.compile(r"\[\]\(#([^)]+)\)")
 _LINK_ANCHOR = re.compile(r"\[([^\]]+)\]\(#[^)]*\)")
 _LINK_URL = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
@@ -196,6 +198,7 @@ def markdown_lines(text: str) -> list[Line]:
 
 
 def _inline(text: str) -> str:
+    text = _HTML_TAG.sub("", text)
     text = _LINK_EMPTY.sub(r"[\1]", text)
     text = _LINK_ANCHOR.sub(r"\1", text)
     text = _LINK_URL.sub(r"\1 <\2>", text)

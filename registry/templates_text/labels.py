@@ -50,7 +50,8 @@ _add("syntax", False, "syntax")
 _add("syntax", True, "declaration of syntactic structure", "declaration of syntax",
      "declaration of structure", "syntactic structure", "rules for lexical equivalence",
      "lexical equivalence", "rules for lexical equivalence (normalization)",
-     "conformance with urn syntax", "validation mechanism", "validation mechanisms")
+     "conformance with urn syntax", "conformity with urn syntax", "validation mechanism",
+     "validation mechanisms")
 _add("assignment", False, "assignment", "identifier assignment")
 _add("assignment", True, "process of identifier assignment", "process for identifier assignment",
      "identifier assignment process", "identifier uniqueness considerations",

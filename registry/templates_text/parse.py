@@ -231,12 +231,21 @@ def _apply_registrant(registrant: Registrant, result: ParsedTemplate) -> None:
         result.unmapped.append({"label": "Registrant", "text": registrant.leftover})
 
 
+_BULLET = re.compile(r"^(\s*)[-*+\u2022]\s+")
+
+
+def unbullet(line: str) -> str:
+    """A line without its list marker: "- Version: 1" -> "Version: 1"."""
+    return _BULLET.sub(r"\1", line)
+
+
 def _nid(texts: list[str]) -> tuple[str, str]:
     """The NID a "Namespace ID" part gives, and what else it says."""
     for text in texts:
         if not text:
             continue
         first, _, rest = text.partition("\n")
+        first = unbullet(first).strip()
         candidates = [m.group(1) for m in _QUOTED_NID.finditer(first)]
         candidates += [m.group(1) for m in _URN_NID.finditer(first)]
         candidates += [m.group(1) for m in _NAMED_NID.finditer(first)]
@@ -262,8 +271,9 @@ def _says_only_nid(first: str, nid: str) -> bool:
 
 
 def _registration(texts: list[str], result: ParsedTemplate) -> None:
-    joined = "\n".join(texts)
     leftover = []
+    texts = ["\n".join(unbullet(line) for line in text.splitlines()) for text in texts]
+    joined = "\n".join(texts)
     for text in texts:
         for line in text.splitlines():
             low = line.strip().lower()

@@ -45,6 +45,7 @@ _SUB_RE = re.compile(
     "|".join(re.escape(n).replace(r"\ ", r"\s+")
              for n in sorted(_SUBLABELS, key=len, reverse=True)) +
     r")\s*(?::\s*(?P<rest>.*)|$)", re.IGNORECASE)
+_BULLET = re.compile(r"^(\s*)[-*+\u2022]\s+")
 _ABBREVIATIONS = frozenset(("inc", "ltd", "co", "corp", "st", "dr", "mr", "mrs", "ms", "prof",
                             "no", "nr", "dept", "univ", "assoc"))
 
@@ -153,6 +154,8 @@ def parse_registrant(text: str) -> Registrant:
              address).append(item.value)
         elif item.kind in ("free", "contact", "name") and item.context == CONTACT:
             postal.append(item.value)
+        elif item.kind == "free" and item.context == ORG:  # the lines under the organisation
+            address.append(item.value)
         elif item.kind in ("email", "role", "phone"):
             if item.value.strip() != result.email and item.kind != "email":
                 leftover.append(f"{item.label}: {item.value}")
@@ -174,19 +177,19 @@ def _items(text: str) -> list[_Item]:
     context_indent = -1
     current: _Item | None = None
     lines = text.split("\n")
+    lines = [_BULLET.sub(r"\1", line) for line in lines]  # "- Email: x" is "Email: x"
     for n, raw in enumerate(lines):
         indent = len(raw) - len(raw.lstrip())
         stripped = raw.strip()
         if not stripped:
             if current is not None and current.lines:
                 following = next((x for x in lines[n + 1:] if x.strip()), "")
-                deeper = len(following) - len(following.lstrip()) > current.indent
-                if current.inline and deeper:
+                if current.inline and _continues(current, following):
                     current.lines.append("")  # a blank line inside an indented value
                     continue
                 current = None
             continue
-        if current is not None and current.inline and indent > current.indent:
+        if current is not None and current.inline and _continues(current, raw):
             current.lines.append(raw.rstrip())  # continuation of "Address: ..." lines
             continue
         m = _SUB_RE.match(stripped)
@@ -213,6 +216,15 @@ def _items(text: str) -> list[_Item]:
                         [rest] if rest else [])
         items.append(current)
     return items
+
+
+def _continues(item: _Item, line: str) -> bool:
+    """Whether ``line`` goes on with the value of a labelled item: it starts
+    under the value, or deeper than the label without being a label itself."""
+    indent = len(line) - len(line.lstrip())
+    if not line.strip() or indent <= item.indent:
+        return False
+    return indent >= item.column or _SUB_RE.match(line.strip()) is None
 
 
 def _person(text: str) -> str:

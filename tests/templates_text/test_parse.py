@@ -238,6 +238,85 @@ XML_V3 = """\
 </section>
 """
 
+BULLETED_MD = """\
+### Specification Template
+
+Namespace ID:
+
+- The Namespace ID "wxyz" has been assigned.
+
+Registration Information:
+
+- Version: 1
+
+- Date: TBD
+
+Declared registrant of the namespace:
+
+- Registering organization: The Internet Engineering Task Force.
+
+- Designated contact: The designated experts, on the list "wxyz@ietf.example".
+
+Declaration of Syntactic Structure:
+
+- urn:ietf:params:wxyz:{type}
+"""
+
+BOLD_LABELS_MD = """\
+## Namespace ID Proposal
+
+A proposal in the layout of RFC 3406 Appendix A.
+
+**Namespace ID:**
+
+boldid
+
+**Registration Information:**
+
+Registration version number: 1
+Registration date:           N/A
+
+**Declared registrant of the namespace:**
+
+Registering organization
+  Name:    Bold Labels, Inc.
+  Address: N/A
+
+Designated contact
+  Role:  Technical Program Manager
+  Email: info@bold.example
+"""
+
+KRAMDOWN_HTML = """\
+# Specification Template
+
+Namespace ID
+: <br/>"kram"
+
+Registration Information
+:
+{style="empty"}
+ - Registration version number: 2
+ - Registration date: 2017-xx-xx
+
+Declared Registrant of the Namespace
+: <br/>Registering organization:
+{style="empty"}
+ - Kram Association of Examples (KAE)
+
+ - 10 rue des Exemples
+ - France
+ - Email: contact@kram.example
+
+: <br/>Designated Contact:
+{style="empty"}
+ - Kram Registry Desk
+ - Email: desk@kram.example
+
+Conformity with URN syntax:
+: <br/>  Nothing is reserved beyond the ABNF above.
+"""
+
 CASES = [
     # text, nid, version, date, organisation, email, fields that must be present
     (DRAFT_8141, "foo-bar", "TBD", "YYYY-MM-DD", "Foo Consortium, Inc.", "jane@foo.example",
@@ -257,12 +336,19 @@ CASES = [
      "standards@wsb.example", {"syntax"}),
     (XML_V3, "xmlnid", "1", "2022-11-30", "XML Example Working Group",
      "wg-chairs@xml.example", {"purpose", "syntax"}),
+    (BULLETED_MD, "wxyz", "1", "TBD", "The Internet Engineering Task Force.",
+     "wxyz@ietf.example", {"syntax", "contact_name"}),
+    (BOLD_LABELS_MD, "boldid", "1", "N/A", "Bold Labels, Inc.", "info@bold.example",
+     {"contact_name", "registrant_address"}),
+    (KRAMDOWN_HTML, "kram", "2", "2017-xx-xx", "Kram Association of Examples (KAE)",
+     "contact@kram.example", {"syntax", "registrant_address", "contact_name"}),
 ]
 
 
 @pytest.mark.parametrize(("text", "nid", "version", "date", "organisation", "email", "fields"),
                          CASES, ids=["draft-8141", "numbered-out-of-order", "rfc2611", "crlf",
-                                     "tabs", "markdown", "kramdown", "xml-v3"])
+                                     "tabs", "markdown", "kramdown", "xml-v3", "bulleted",
+                                     "bold-labels", "kramdown-html"])
 def test_template_variants(text, nid, version, date, organisation, email, fields):
     parsed = parse_template(text.encode("utf-8"))
     assert (parsed.nid, parsed.version, parsed.date, parsed.registrant_organisation,
