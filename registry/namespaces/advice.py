@@ -49,9 +49,9 @@ def country_names() -> frozenset[str]:
 
 
 def _open_requests():
-    from registry.review.models import Request
+    from registry.review.models import RegistrationRequest
 
-    return Request.objects.open().filter(revises__isnull=True).exclude(proposed_nid="")
+    return RegistrationRequest.objects.open().filter(revises__isnull=True).exclude(proposed_nid="")
 
 
 def _fingerprint() -> tuple:

@@ -27,22 +27,30 @@ from registry.review.forms import (
     TemplateImportForm,
     TransitionForm,
 )
-from registry.review.models import OPEN_STATES, Comment, Request, State, visible_comments
+from registry.review.models import (
+    OPEN_STATES,
+    Comment,
+    RegistrationRequest,
+    State,
+    visible_comments,
+)
 from registry.urns import check_formal_nid, check_informal_nid
 
 
-def _get_request(request, pk: int) -> Request:
-    obj = get_object_or_404(Request.objects.select_related("registrant", "revises",
-                                                           "assigned_expert"), pk=pk)
-    if not workflow.can_view(obj, request.user):
+def _get_registration_request(request, pk: int) -> RegistrationRequest:
+    registration_request = get_object_or_404(
+        RegistrationRequest.objects.select_related("registrant", "revises", "assigned_expert"),
+        pk=pk)
+    if not workflow.can_view(registration_request, request.user):
         # A draft is private: the same answer as for a request that does not exist.
         raise Http404("No such request.")
-    return obj
+    return registration_request
 
 
 @login_required
 def my_requests(request):
-    mine = Request.objects.of(request.user).select_related("revises").order_by("-updated_at")
+    mine = (RegistrationRequest.objects.of(request.user).select_related("revises")
+            .order_by("-updated_at"))
     held = Namespace.objects.filter(holder=request.user)
     return render(request, "review/my_requests.html", {"requests": mine, "held": held})
 
@@ -89,59 +97,64 @@ def _next_version(namespace: Namespace) -> int:
 
 @login_required
 def edit_request(request, pk):
-    obj = get_object_or_404(Request.objects.select_related("revises"), pk=pk)
-    if obj.registrant_id != request.user.pk:
+    registration_request = get_object_or_404(
+        RegistrationRequest.objects.select_related("revises"), pk=pk)
+    if registration_request.registrant_id != request.user.pk:
         raise Http404("No such request.")
-    if request.method == "POST" and "import_template" in request.POST and obj.is_editable:
-        return _import_template(request, obj)
+    if request.method == "POST" and "import_template" in request.POST and \
+            registration_request.is_editable:
+        return _import_template(request, registration_request)
     if request.method == "POST":
-        return _save(request, obj)
-    if not obj.is_editable:
+        return _save(request, registration_request)
+    if not registration_request.is_editable:
         messages.info(request, "This request is not editable in its current state.")
-        return redirect(obj)
-    form = RequestForm(instance=obj, initial={"edit_version": obj.edit_version},
-                       revision=obj.is_revision)
-    return render(request, "review/request_form.html", _form_context(obj, form))
+        return redirect(registration_request)
+    form = RequestForm(instance=registration_request,
+                       initial={"edit_version": registration_request.edit_version},
+                       revision=registration_request.is_revision)
+    return render(request, "review/request_form.html", _form_context(registration_request, form))
 
 
-def _import_template(request, obj: Request | None):
+def _import_template(request, registration_request: RegistrationRequest | None):
     """Prefill the form from a pasted or uploaded template. Nothing is saved: the
     form comes back with the template's values in place of what it held, and
     the parts that could not be mapped are listed for the registrant to place."""
-    revision = bool(obj and obj.is_revision)
+    revision = bool(registration_request and registration_request.is_revision)
     importer = TemplateImportForm(request.POST, request.FILES)
     if not importer.is_valid():
-        form = RequestForm(request.POST, instance=obj, revision=revision,
+        form = RequestForm(request.POST, instance=registration_request, revision=revision,
                            registrant=request.user)
-        context = _form_context(obj, form, importer=importer)
+        context = _form_context(registration_request, form, importer=importer)
         return render(request, "review/request_form.html", context, status=400)
     data, filled = importer.prefill(request.POST, revision=revision)
-    form = RequestForm(data, instance=obj, revision=revision, registrant=request.user)
+    form = RequestForm(data, instance=registration_request, revision=revision,
+                       registrant=request.user)
     labels = [form.fields[name].label or name for name in filled if name in form.fields]
     messages.info(request, "The form is filled in from your template; nothing is saved until "
                            "you save the draft.")
-    context = _form_context(obj, form, importer=importer)
+    context = _form_context(registration_request, form, importer=importer)
     context["imported"] = {"parsed": importer.parsed, "filled": labels}
     return render(request, "review/request_form.html", context)
 
 
-def _form_context(obj: Request | None, form: RequestForm,
+def _form_context(registration_request: RegistrationRequest | None, form: RequestForm,
                   importer: TemplateImportForm | None = None) -> dict:
-    context = {"form": form, "request_obj": obj,
+    context = {"form": form, "registration_request": registration_request,
                "importer": importer or TemplateImportForm(),
-               "nid_warnings": _form_warnings(obj, form)}
-    if obj is not None and obj.is_revision:
-        current = obj.revises.current_version()
+               "nid_warnings": _form_warnings(registration_request, form)}
+    if registration_request is not None and registration_request.is_revision:
+        current = registration_request.revises.current_version()
         working = {name: form[name].value() or "" for name in TEXT_FIELDS if name in form.fields}
         context["published"] = current
         context["diffs"] = [d for d in field_diffs(
             template_values(current) if current else {}, working) if d.changed]
-    if obj is not None:
-        context["conflicts"] = Request.objects.conflicting_with(obj)
+    if registration_request is not None:
+        context["conflicts"] = RegistrationRequest.objects.conflicting_with(registration_request)
     return context
 
 
-def _form_warnings(obj: Request | None, form: RequestForm) -> list:
+def _form_warnings(registration_request: RegistrationRequest | None,
+                   form: RequestForm) -> list:
     """The conflict warnings for the NID the form holds, shown with the field
     (the live check replaces them while the registrant types)."""
     if "proposed_nid" not in form.fields:
@@ -151,75 +164,80 @@ def _form_warnings(obj: Request | None, form: RequestForm) -> list:
     if kind != Namespace.Kind.FORMAL or not plausible_text(nid, 64):
         return []
     return nid_warnings(nid, organisation=form["registrant_organisation"].value() or "",
-                        request_id=obj.pk if obj else None)
+                        request_id=registration_request.pk if registration_request else None)
 
 
-def _save(request, obj: Request | None):
+def _save(request, registration_request: RegistrationRequest | None):
     submitting = "submit" in request.POST
-    form = RequestForm(request.POST, instance=obj, submitting=submitting,
-                       revision=bool(obj and obj.is_revision), registrant=request.user)
+    form = RequestForm(request.POST, instance=registration_request, submitting=submitting,
+                       revision=bool(registration_request and registration_request.is_revision),
+                       registrant=request.user)
     if not form.is_valid():
         messages.error(request, "Please correct the fields marked below; nothing you typed "
                                 "has been lost.")
-        return render(request, "review/request_form.html", _form_context(obj, form), status=400)
+        return render(request, "review/request_form.html",
+                      _form_context(registration_request, form), status=400)
     data = form.cleaned_data
     values = {name: data[name] for name in TEXT_FIELDS if name in data}
     try:
-        if obj is None:
-            obj = actions.request_create(
+        if registration_request is None:
+            registration_request = actions.request_create(
                 actor=request.user, kind=data["kind"], proposed_nid=data["proposed_nid"],
                 fast_track=data["fast_track"], values=values,
             )
         else:
-            obj = actions.request_update(
-                request=obj, actor=request.user, edit_version=data["edit_version"],
-                kind=data.get("kind", obj.kind), proposed_nid=data.get("proposed_nid", ""),
+            registration_request = actions.request_update(
+                request=registration_request, actor=request.user, edit_version=data["edit_version"],
+                kind=data.get("kind", registration_request.kind),
+                proposed_nid=data.get("proposed_nid", ""),
                 fast_track=data["fast_track"], values=values,
             )
         if submitting:
-            name = "resubmit" if obj.state == State.CHANGES_REQUESTED else "submit"
-            actions.request_transition(request=obj, transition=name, actor=request.user)
+            name = "resubmit" if registration_request.state == State.CHANGES_REQUESTED else "submit"
+            actions.request_transition(request=registration_request, transition=name,
+                                       actor=request.user)
     except (actions.StaleEdit, actions.TransitionRefused) as exc:
         form.add_error(None, str(exc))
-        if obj is not None and obj.pk:
-            obj.refresh_from_db()
-        return render(request, "review/request_form.html", _form_context(obj, form), status=409)
+        if registration_request is not None and registration_request.pk:
+            registration_request.refresh_from_db()
+        return render(request, "review/request_form.html",
+                      _form_context(registration_request, form), status=409)
     if submitting:
         messages.success(request, "Submitted. The template has been sent to the review list "
                                   f"({settings.REVIEW_LIST_ADDRESS}) and the designated experts.")
-        return redirect(obj)
+        return redirect(registration_request)
     messages.success(request, "Draft saved.")
-    return redirect("review:edit", pk=obj.pk)
+    return redirect("review:edit", pk=registration_request.pk)
 
 
 def request_page(request, pk):
-    obj = _get_request(request, pk)
+    registration_request = _get_registration_request(request, pk)
     user = request.user
     # What a refused action had typed, for the one form it came from (see _keep_unsent).
     unsent = request.session.pop("unsent", {})
-    rounds = list(obj.rounds.order_by("-number"))
-    events = list(obj.events.select_related("actor", "round"))
+    rounds = list(registration_request.rounds.order_by("-number"))
+    events = list(registration_request.events.select_related("actor", "round"))
     for event in events:
         event.label = workflow.event_label(event.transition)
-    shown = rounds[0] if rounds else obj
+    shown = rounds[0] if rounds else registration_request
     context = {
-        "request_obj": obj,
+        "registration_request": registration_request,
         "shown": shown,
         "shown_values": template_values(shown),
         "sections": SECTIONS,
         "rounds": rounds,
         "events": events,
-        "comments": visible_comments(obj, user),
-        "transitions": workflow.available(obj, user),
-        "is_registrant": user.is_authenticated and user.pk == obj.registrant_id,
+        "comments": visible_comments(registration_request, user),
+        "transitions": workflow.available(registration_request, user),
+        "is_registrant": user.is_authenticated and user.pk == registration_request.registrant_id,
         "user_is_expert": is_expert(user),
         "user_is_staff": is_iana_staff(user),
-        "conflicts": Request.objects.conflicting_with(obj),
-        "nid_warnings": _request_warnings(obj),
+        "conflicts": RegistrationRequest.objects.conflicting_with(registration_request),
+        "nid_warnings": _request_warnings(registration_request),
         "experts": get_user_model().objects.filter(groups__name=EXPERT).order_by("email"),
         "audiences": [(a, Comment.Audience(a).label)
-                      for a in workflow.comment_audiences(obj, user)],
-        "period_ends": obj.review_period_ends(),
+                      for a in workflow.comment_audiences(registration_request, user)],
+        "period_ends": registration_request.review_period_ends(),
         "now": timezone.now(),
         "unsent": unsent,
     }
@@ -228,12 +246,15 @@ def request_page(request, pk):
     return render(request, "review/request_page.html", context)
 
 
-def _request_warnings(obj: Request, index=None) -> list:
+def _request_warnings(registration_request: RegistrationRequest, index=None) -> list:
     """The section 5.1 / 6.2 warnings for the NID a request proposes."""
-    if obj.is_revision or obj.kind != Namespace.Kind.FORMAL or not obj.proposed_nid:
+    if registration_request.is_revision or \
+            registration_request.kind != Namespace.Kind.FORMAL or \
+            not registration_request.proposed_nid:
         return []
-    return nid_warnings(obj.proposed_nid, organisation=obj.registrant_organisation,
-                        request_id=obj.pk, index=index)
+    return nid_warnings(registration_request.proposed_nid,
+                        organisation=registration_request.registrant_organisation,
+                        request_id=registration_request.pk, index=index)
 
 
 def _round_diffs(request, rounds):
@@ -252,85 +273,87 @@ def _keep_unsent(request, target: str, comment: str, early_reason: str = "") -> 
 @login_required
 @require_POST
 def transition(request, pk, name):
-    obj = _get_request(request, pk)
+    registration_request = _get_registration_request(request, pk)
     form = TransitionForm(request.POST)
     if not form.is_valid():
         messages.error(request, " ".join(e for errs in form.errors.values() for e in errs))
         _keep_unsent(request, name, request.POST.get("comment", ""),
                      request.POST.get("early_reason", ""))
-        return redirect(obj)
+        return redirect(registration_request)
     data = form.cleaned_data
     try:
-        actions.request_transition(request=obj, transition=name, actor=request.user,
+        actions.request_transition(request=registration_request, transition=name,
+                                   actor=request.user,
                                    comment=data.get("comment", ""),
                                    early_reason=data.get("early_reason", ""))
     except actions.TransitionRefused as exc:
         messages.error(request, str(exc))
         _keep_unsent(request, name, data.get("comment", ""), data.get("early_reason", ""))
-        return redirect(obj)
+        return redirect(registration_request)
     label = workflow.TRANSITIONS[name].label
     messages.success(request, f"Done: {label.lower()}.")
-    return redirect(obj)
+    return redirect(registration_request)
 
 
 @login_required
 @require_POST
 def comment(request, pk):
-    obj = _get_request(request, pk)
+    registration_request = _get_registration_request(request, pk)
     form = CommentForm(request.POST)
     if not form.is_valid():
         messages.error(request, " ".join(e for errs in form.errors.values() for e in errs))
         _keep_unsent(request, "comment", request.POST.get("body", ""))
-        return redirect(obj)
+        return redirect(registration_request)
     try:
-        actions.request_comment(request=obj, actor=request.user, body=form.cleaned_data["body"],
+        actions.request_comment(request=registration_request, actor=request.user,
+                                body=form.cleaned_data["body"],
                                 audience=form.cleaned_data["audience"])
     except actions.TransitionRefused as exc:
         messages.error(request, str(exc))
         _keep_unsent(request, "comment", form.cleaned_data["body"])
-        return redirect(obj)
+        return redirect(registration_request)
     messages.success(request, "Comment posted.")
-    return redirect(f"{obj.get_absolute_url()}#comments")
+    return redirect(f"{registration_request.get_absolute_url()}#comments")
 
 
 @login_required
 @require_POST
 def assign(request, pk):
-    obj = _get_request(request, pk)
+    registration_request = _get_registration_request(request, pk)
     form = AssignForm(request.POST)
     expert = None
     if form.is_valid() and form.cleaned_data["expert"]:
         expert = get_user_model().objects.filter(pk=form.cleaned_data["expert"]).first()
     try:
-        actions.request_assign(request=obj, expert=expert, actor=request.user)
+        actions.request_assign(request=registration_request, expert=expert, actor=request.user)
     except actions.TransitionRefused as exc:
         messages.error(request, str(exc))
     if request.POST.get("next") == "dashboard":
         return redirect("review:dashboard")
-    return redirect(obj)
+    return redirect(registration_request)
 
 
 @login_required
 @require_POST
 def standardisation(request, pk):
-    obj = _get_request(request, pk)
+    registration_request = _get_registration_request(request, pk)
     try:
-        actions.request_set_standardisation(request=obj, actor=request.user,
+        actions.request_set_standardisation(request=registration_request, actor=request.user,
                                             involved=request.POST.get("involved") == "1",
                                             comment=request.POST.get("comment", "")[:2000])
     except actions.TransitionRefused as exc:
         messages.error(request, str(exc))
-    return redirect(obj)
+    return redirect(registration_request)
 
 
 def public_review(request):
-    pending = (Request.objects.in_public_review().select_related("registrant", "revises")
-               .order_by("review_started_at"))
+    pending = (RegistrationRequest.objects.in_public_review()
+               .select_related("registrant", "revises").order_by("review_started_at"))
     return render(request, "review/public_review.html", {"pending": pending, "now": timezone.now()})
 
 
 def _queue(states):
-    return (Request.objects.filter(state__in=states)
+    return (RegistrationRequest.objects.filter(state__in=states)
             .select_related("registrant", "revises", "assigned_expert")
             .order_by("last_activity_at"))
 
@@ -340,7 +363,7 @@ def dashboard(request):
     if not is_expert(request.user):
         raise PermissionDenied("The dashboard is for designated experts.")
     mine = request.GET.get("mine") == "1"
-    keys = Request.objects.conflicting_nid_keys()
+    keys = RegistrationRequest.objects.conflicting_nid_keys()
     index = confusion_index()
     columns = []
     for state in (State.IN_REVIEW, State.CHANGES_REQUESTED, State.AWAITING_IESG, State.APPROVED):
@@ -355,7 +378,7 @@ def dashboard(request):
     return render(request, "review/dashboard.html", {
         "columns": columns, "mine": mine, "now": timezone.now(),
         "experts": get_user_model().objects.filter(groups__name=EXPERT).order_by("email"),
-        "unassigned": Request.objects.filter(state__in=OPEN_STATES,
+        "unassigned": RegistrationRequest.objects.filter(state__in=OPEN_STATES,
                                              assigned_expert__isnull=True).count(),
     })
 
@@ -367,7 +390,7 @@ def staff_queue(request):
     return render(request, "review/staff_queue.html", {
         "ready": _queue([State.APPROVED]),
         "iesg": _queue([State.AWAITING_IESG]),
-        "recent": Request.objects.filter(state=State.REGISTERED)
+        "recent": RegistrationRequest.objects.filter(state=State.REGISTERED)
         .select_related("published_version__namespace").order_by("-updated_at")[:20],
         "now": timezone.now(),
     })
@@ -383,7 +406,7 @@ def nid_check(request):
         problems = check_informal_nid(nid, registered)
     else:
         problems = check_formal_nid(nid, registered)
-    others = (Request.objects.open().filter(proposed_nid__lower=nid.lower()).count()
+    others = (RegistrationRequest.objects.open().filter(proposed_nid__lower=nid.lower()).count()
               if plausible_text(nid, 64) else 0)
     organisation = request.GET.get("organisation", "")[:300]
     request_id = request.GET.get("request", "")

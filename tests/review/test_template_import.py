@@ -8,7 +8,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from registry.review.models import Request
+from registry.review.models import RegistrationRequest
 from tests.factories import complete_values, make_request
 
 SAMPLES = Path(__file__).parent.parent / "templates_text" / "samples"
@@ -32,7 +32,7 @@ def test_a_pasted_template_fills_the_form_and_saves_nothing(logged_in, registran
         "kind": "formal", "proposed_nid": "", "edit_version": 0, "purpose": "typed by hand",
         "template_text": text, "import_template": "1"})
     assert response.status_code == 200
-    assert not Request.objects.filter(registrant=registrant).exists()
+    assert not RegistrationRequest.objects.filter(registrant=registrant).exists()
     page = lxml.html.fromstring(response.content)
     assert _values(page, "proposed_nid") == "NBN"
     assert _values(page, "contact_email") == "juha.hakala@helsinki.fi"
@@ -67,7 +67,7 @@ def test_a_binary_upload_is_refused_at_the_field_and_keeps_what_was_typed(logged
     assert "not a text file" in page.xpath("//*[@id='template_file_error']")[0].text_content()
     assert _values(page, "purpose") == "typed by hand"
     assert _values(page, "proposed_nid") == "mynid"
-    assert not Request.objects.filter(registrant=registrant).exists()
+    assert not RegistrationRequest.objects.filter(registrant=registrant).exists()
 
 
 def test_nothing_to_read_says_so(logged_in):
