@@ -14,7 +14,7 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from registry.templates_text import TemplateTextError, parse_template
@@ -416,7 +416,8 @@ block = st.lists(line, min_size=0, max_size=4).map(lambda ls: "\n".join(ls).stri
 single = line.map(str.strip)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(organisation=single, address=block, name=single, phone=single,
        email=st.from_regex(r"[a-z0-9._+-]{1,12}@[a-z0-9-]{1,10}\.[a-z]{2,6}", fullmatch=True),
        postal=block, purpose=block, syntax=block, revision=block)
