@@ -186,7 +186,7 @@ def markdown_lines(text: str) -> list[Line]:
         # indentation of the same width.
         stripped = line.lstrip(" ")
         lead = len(line) - len(stripped)
-        if stripped.startswith(":") and stripped[1:2] in (" ", "\t"):
+        if stripped.startswith(":") and stripped[1:2] in (" ", "\t", ""):
             line = " " * (lead + 1) + stripped[1:]
         while True:
             stripped = line.lstrip(" ")
@@ -265,7 +265,11 @@ def _block(element: ET.Element, out: list[Line], indent: int) -> None:
         for child in element:
             _block(child, out, indent)
     elif tag in ("ul", "ol", "list"):
+        hanging = element.get("style") in ("hanging", "empty")
         for n, item in enumerate(element, start=1):
+            if hanging:
+                _paragraph_block(item, out, indent)
+                continue
             marker = f"{n}. " if tag == "ol" or element.get("style") == "numbers" else "- "
             paragraphs = _paragraphs(item)
             for k, para in enumerate(paragraphs):
@@ -292,7 +296,12 @@ def _paragraph_block(element: ET.Element, out: list[Line], indent: int) -> None:
         for child in element:
             _block(child, out, indent)
         return
-    for para in _paragraphs(element):
+    paragraphs = _paragraphs(element)
+    hang = _squeeze(element.get("hangText") or "")
+    if hang:  # xml2rfc v2: <t hangText="Namespace ID:">foo</t> in a hanging list
+        label = hang if hang.endswith(":") else hang + ":"
+        paragraphs = [f"{label} {paragraphs[0]}" if paragraphs else label, *paragraphs[1:]]
+    for para in paragraphs:
         out.append(Line(pad + para))
     for child in element:  # lists inside a v2 <t>
         if isinstance(child.tag, str) and child.tag in ("list", "figure", "artwork"):

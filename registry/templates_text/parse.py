@@ -266,7 +266,7 @@ def _nid(texts: list[str]) -> tuple[str, str]:
 def _says_only_nid(first: str, nid: str) -> bool:
     words = re.sub(r"[\"'\u201c\u201d\u2018\u2019`.:]", " ", first).lower().split()
     filler = {"the", "namespace", "id", "identifier", "nid", "is", "has", "been", "requested",
-              "assigned", "requests", "request", "this", "document", "proposed"}
+              "assigned", "requests", "request", "this", "document", "proposed", "urn"}
     return all(w in filler or w == nid.lower() for w in words)
 
 

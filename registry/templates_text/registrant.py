@@ -108,7 +108,7 @@ def parse_registrant(text: str) -> Registrant:
         if free is not None:
             head, *more = free.value.split("\n")
             if EMAIL.search(head) and not more:  # "Jane Doe <jane@example.org>"
-                result.contact_name = _person(head)
+                result.contact_name = result.organisation = _person(head)
             else:
                 result.organisation = _first_sentence(head)
                 tail = head[len(result.organisation):].strip()
@@ -165,6 +165,10 @@ def parse_registrant(text: str) -> Registrant:
             leftover.append(item.value)
     result.address = "\n".join(address)
     result.postal = "\n".join(postal)
+    # A line that is only the email already taken says nothing more.
+    leftover = ["\n".join(line for line in x.split("\n")
+                          if line.strip().strip("<>,;.").removeprefix("mailto:") != result.email)
+                for x in leftover]
     result.leftover = "\n\n".join(x for x in leftover if x.strip())
     return result
 

@@ -317,6 +317,20 @@ Conformity with URN syntax:
 : <br/>  Nothing is reserved beyond the ABNF above.
 """
 
+XML_V2_HANGING = """\
+<section title="IANA Considerations">
+<t>This document registers the following URN namespace.</t>
+<t><list style="hanging">
+  <t hangText="Namespace Identifier:">"hangnid"</t>
+  <t hangText="Version:">1</t>
+  <t hangText="Date:">2019-09-12</t>
+  <t hangText="Registrant:">Hanging Lists Consortium<vspace/>
+     Contact: Carol Hang &lt;carol@hang.example&gt;</t>
+  <t hangText="Syntax:">urn:hangnid:{id}</t>
+</list></t>
+</section>
+"""
+
 CASES = [
     # text, nid, version, date, organisation, email, fields that must be present
     (DRAFT_8141, "foo-bar", "TBD", "YYYY-MM-DD", "Foo Consortium, Inc.", "jane@foo.example",
@@ -340,6 +354,8 @@ CASES = [
      "wxyz@ietf.example", {"syntax", "contact_name"}),
     (BOLD_LABELS_MD, "boldid", "1", "N/A", "Bold Labels, Inc.", "info@bold.example",
      {"contact_name", "registrant_address"}),
+    (XML_V2_HANGING, "hangnid", "1", "2019-09-12", "Hanging Lists Consortium",
+     "carol@hang.example", {"syntax", "contact_name"}),
     (KRAMDOWN_HTML, "kram", "2", "2017-xx-xx", "Kram Association of Examples (KAE)",
      "contact@kram.example", {"syntax", "registrant_address", "contact_name"}),
 ]
@@ -348,7 +364,7 @@ CASES = [
 @pytest.mark.parametrize(("text", "nid", "version", "date", "organisation", "email", "fields"),
                          CASES, ids=["draft-8141", "numbered-out-of-order", "rfc2611", "crlf",
                                      "tabs", "markdown", "kramdown", "xml-v3", "bulleted",
-                                     "bold-labels", "kramdown-html"])
+                                     "bold-labels", "xml-v2-hanging", "kramdown-html"])
 def test_template_variants(text, nid, version, date, organisation, email, fields):
     parsed = parse_template(text.encode("utf-8"))
     assert (parsed.nid, parsed.version, parsed.date, parsed.registrant_organisation,
