@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from crispy_forms.helper import FormHelper
 from crispy_forms.layout import HTML, Div, Field, Fieldset, Layout
 from django import forms
 from django.core.validators import MaxLengthValidator
+from django.http import QueryDict
 
 from registry.namespaces.models import Namespace
 from registry.namespaces.template import (
@@ -169,8 +172,8 @@ class TemplateImportForm(forms.Form):
     )
     template_file = forms.FileField(label="or upload it", required=False)
 
-    def clean(self):
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
         upload = data.get("template_file")
         text = data.get("template_text") or ""
         if upload is None and not text.strip():
@@ -188,7 +191,7 @@ class TemplateImportForm(forms.Form):
             self.add_error(field, str(exc))
         return data
 
-    def prefill(self, data, *, revision: bool) -> tuple[dict, list[str]]:
+    def prefill(self, data: QueryDict, *, revision: bool) -> tuple[QueryDict, list[str]]:
         """``data`` (what the request form holds now) with every field the
         template gives replaced; and the labels of the fields it filled."""
         merged = data.copy()

@@ -3,6 +3,8 @@ the expert dashboard and the IANA staff queue. Every write calls actions.py."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -139,7 +141,8 @@ def _import_template(request, registration_request: RegistrationRequest | None):
 
 def _form_context(registration_request: RegistrationRequest | None, form: RequestForm,
                   importer: TemplateImportForm | None = None) -> dict:
-    context = {"form": form, "registration_request": registration_request,
+    context: dict[str, Any] = {
+               "form": form, "registration_request": registration_request,
                "importer": importer or TemplateImportForm(),
                "nid_warnings": _form_warnings(registration_request, form)}
     if registration_request is not None and registration_request.is_revision:

@@ -138,10 +138,10 @@ def parse_registrant(text: str) -> Registrant:
         result.phone = phone.value.split("\n")[0]
     postal: list[str] = []
     if contact is not None and person is None:
-        rest = [line for line in contact.value.split("\n")[1:]
-                if line.strip().strip("<>,;.") != result.email]
-        if any(r.strip() for r in rest):
-            postal.append("\n".join(rest).strip("\n"))
+        below = [line for line in contact.value.split("\n")[1:]
+                 if line.strip().strip("<>,;.") != result.email]
+        if any(r.strip() for r in below):
+            postal.append("\n".join(below).strip("\n"))
     address: list[str] = [result.address] if result.address else []
     leftover: list[str] = []
     for item in items:
