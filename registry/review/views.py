@@ -142,9 +142,10 @@ def _import_template(request, registration_request: RegistrationRequest | None):
 def _form_context(registration_request: RegistrationRequest | None, form: RequestForm,
                   importer: TemplateImportForm | None = None) -> dict:
     context: dict[str, Any] = {
-               "form": form, "registration_request": registration_request,
-               "importer": importer or TemplateImportForm(),
-               "nid_warnings": _form_warnings(registration_request, form)}
+        "form": form, "registration_request": registration_request,
+        "importer": importer or TemplateImportForm(),
+        "nid_warnings": _form_warnings(registration_request, form),
+    }
     if registration_request is not None and registration_request.is_revision:
         current = registration_request.revises.current_version()
         working = {name: form[name].value() or "" for name in TEXT_FIELDS if name in form.fields}
