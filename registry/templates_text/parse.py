@@ -22,12 +22,13 @@ TEXT_FIELDS: tuple[str, ...] = (
 
 _NID_TOKEN = r"[A-Za-z0-9][A-Za-z0-9-]{0,30}[A-Za-z0-9]"  # noqa: S105 (a pattern)
 _QUOTED_NID = re.compile(r"[\"'\u201c\u2018`]\s*(" + _NID_TOKEN + r")\s*[\"'\u201d\u2019`]")
-_URN_NID = re.compile(r"\burn:(" + _NID_TOKEN + r"):", re.IGNORECASE)
+_URN_NID = re.compile(r"\burn:(" + _NID_TOKEN + r")(?![A-Za-z0-9-])", re.IGNORECASE)
 _NAMED_NID = re.compile(r"\b(?:NID|namespace ID|namespace identifier)\s+(?:is\s+)?"
                         r"[\"'\u201c]?(" + _NID_TOKEN + r")\b", re.IGNORECASE)
 _WORDS_NOT_NIDS = frozenset(("the", "this", "a", "an", "to", "be", "is", "it", "tbd", "tba",
                              "none", "n/a", "urn", "namespace", "identifier", "requested",
-                             "assigned", "see"))
+                             "assigned", "see", "iana", "by", "of", "nid", "id", "formal",
+                             "informal"))
 _VERSION = re.compile(r"\bversion(?:\s+number)?\s*(?:[:#=]|is)?\s*(\d+)\b", re.IGNORECASE)
 _DATE_LABEL = re.compile(r"\b(?:registration\s+)?date\s*:?\s*(.+)$", re.IGNORECASE | re.MULTILINE)
 _PLACEHOLDER = re.compile(
@@ -251,7 +252,7 @@ def _nid(texts: list[str]) -> tuple[str, str]:
         candidates += [m.group(1) for m in _NAMED_NID.finditer(first)]
         tokens = re.findall(r"[A-Za-z0-9][A-Za-z0-9-]*", first)
         if tokens and len(first.split()) <= 3:
-            candidates.append(tokens[0])
+            candidates += tokens
         candidates += [t for t in tokens if t.lower() not in _WORDS_NOT_NIDS and
                        re.fullmatch(_NID_TOKEN, t) and (t.isupper() or any(c.isdigit() for c in t))
                        and len(first.split()) <= 6]
