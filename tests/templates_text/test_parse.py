@@ -455,3 +455,20 @@ def test_render_text_parses_back_to_the_same_values(organisation, address, name,
 
 def _lines(text: str) -> str:
     return "\n".join(x.rstrip() for x in text.splitlines()).strip()
+
+
+@pytest.mark.parametrize(("namespace_id", "nid"), [
+    ('"blockhash" requested.', "blockhash"),
+    ("The Namespace ID \"xmpp\" is requested.", "xmpp"),
+    ("'3gpp2'", "3gpp2"),
+    ("ISBN\n\nThis Namespace ID is the same as the acronym.", "ISBN"),
+    ("urn:foo", "foo"),
+    ("foo (requested)", "foo"),
+    ("The requested Namespace ID is \u201cbarx\u201d.", "barx"),
+    ("NID \"qq-z\" requested", "qq-z"),
+    ("To be assigned by IANA", ""),
+    ("Requested of IANA (formal) or assigned by IANA (informal).", ""),
+    ("TBD", ""),
+])
+def test_the_nid_is_read_from_the_namespace_id_part(namespace_id, nid):
+    assert parse_template(f"Namespace ID:\n   {namespace_id}\n").nid == nid
