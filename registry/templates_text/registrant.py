@@ -98,6 +98,9 @@ def parse_registrant(text: str) -> Registrant:
 
     org = first(lambda i: i.kind == "organisation") or \
         first(lambda i: i.kind == "name" and i.context == ORG)
+    if org is None and any(i.kind == "contact" for i in items):
+        # "Name: Mitre Corporation" then "Contact: Michael Mealling": the name is the body's.
+        org = first(lambda i: i.kind == "name" and i.context is None)
     if org is not None:
         head, *more = org.value.split("\n")
         result.organisation = head.strip() if org.inline else _first_sentence(head)

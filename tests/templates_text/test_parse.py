@@ -331,6 +331,51 @@ XML_V2_HANGING = """\
 </section>
 """
 
+NAME_THEN_CONTACT = """\
+   Namespace ID:
+         PINX
+
+   Registration Information:
+         Version: 1
+         Date: 1999-05-11
+
+   Declared registrant of the namespace:
+         Name:           Example Corporation
+         Address:        1 Example Blvd.
+                         Sometown, VA 22102
+         Contact:        Mike Example
+         Email:          mike@corp.example
+
+   Declaration of structure:
+         The identifiers are opaque.
+"""
+
+LABELS_ON_THEIR_OWN_LINES = """\
+   Namespace ID:
+
+      "ISANX"
+
+   Registration Information:
+
+      Registration version number: 1
+      Registration date: 2005-02-21
+
+   Declared registrant of the namespace:
+
+      Registering organization:
+         ISANX International Agency
+      Address:
+         1A rue de l'Exemple
+         CH-1203 Geneva
+      Designated contact:
+         Name: Pat Attal
+         E-mail: pat@isanx.example
+
+   Declaration of syntactic structure:
+
+      ISANX-nss = root "-" episode "-" check
+"""
+
 CASES = [
     # text, nid, version, date, organisation, email, fields that must be present
     (DRAFT_8141, "foo-bar", "TBD", "YYYY-MM-DD", "Foo Consortium, Inc.", "jane@foo.example",
@@ -356,6 +401,10 @@ CASES = [
      {"contact_name", "registrant_address"}),
     (XML_V2_HANGING, "hangnid", "1", "2019-09-12", "Hanging Lists Consortium",
      "carol@hang.example", {"syntax", "contact_name"}),
+    (NAME_THEN_CONTACT, "PINX", "1", "1999-05-11", "Example Corporation", "mike@corp.example",
+     {"registrant_address", "contact_name", "syntax"}),
+    (LABELS_ON_THEIR_OWN_LINES, "ISANX", "1", "2005-02-21", "ISANX International Agency",
+     "pat@isanx.example", {"registrant_address", "contact_name", "syntax"}),
     (KRAMDOWN_HTML, "kram", "2", "2017-xx-xx", "Kram Association of Examples (KAE)",
      "contact@kram.example", {"syntax", "registrant_address", "contact_name"}),
 ]
@@ -364,7 +413,8 @@ CASES = [
 @pytest.mark.parametrize(("text", "nid", "version", "date", "organisation", "email", "fields"),
                          CASES, ids=["draft-8141", "numbered-out-of-order", "rfc2611", "crlf",
                                      "tabs", "markdown", "kramdown", "xml-v3", "bulleted",
-                                     "bold-labels", "xml-v2-hanging", "kramdown-html"])
+                                     "bold-labels", "xml-v2-hanging", "name-then-contact",
+                                     "own-lines", "kramdown-html"])
 def test_template_variants(text, nid, version, date, organisation, email, fields):
     parsed = parse_template(text.encode("utf-8"))
     assert (parsed.nid, parsed.version, parsed.date, parsed.registrant_organisation,
