@@ -79,6 +79,8 @@ def detect_format(text: str) -> str:
 
 def to_lines(text: str, fmt: str) -> list[Line]:
     text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if fmt != "text":  # a form feed only means something in RFC text (a page break)
+        text = text.replace(_PAGE_BREAK, "\n")
     if fmt == "xml":
         return xml_lines(text)
     text = "\n".join(_expand_indent(line) for line in text.split("\n"))
