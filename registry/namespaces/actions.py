@@ -166,15 +166,25 @@ def _taken_message(nid: str) -> str:
 @transaction.atomic
 def version_publish(
     *, namespace: Namespace, values: dict[str, str], date: dt.date, actor,
-    fast_track: bool = False, source_request=None,
+    fast_track: bool = False, source_request=None, number: int | None = None,
+    nid: str | None = None,
 ) -> TemplateVersion:
-    """Publish the next version of a namespace's template (section 6.2 revisions)."""
+    """Publish the next version of a namespace's template (section 6.2 revisions).
+
+    ``number`` publishes a version under the number its template gives (an
+    imported RFC's "Version: 3"); it must come after every published version,
+    which is never overwritten. ``nid`` is the NID as the template writes it."""
     namespace = Namespace.objects.select_for_update().get(pk=namespace.pk)
     if not (values.get("revision_information") or "").strip() and namespace.versions.exists():
         raise RegistryError("A revision must describe its differences from the prior version.")
     last = namespace.versions.order_by("-number").values_list("number", flat=True).first() or 0
+    if number is not None and number <= last:
+        raise RegistryError(f"Version {number} of {namespace.nid} cannot be published: version "
+                            f"{last} is already published, and published versions never change.")
+    if nid is not None and nid.lower() != namespace.nid.lower():
+        raise RegistryError(f'A template for "{nid}" cannot be a version of {namespace.nid}.')
     version = TemplateVersion.objects.create(
-        namespace=namespace, number=last + 1, date=date, nid=namespace.nid,
+        namespace=namespace, number=number or last + 1, date=date, nid=nid or namespace.nid,
         fast_track=fast_track, published_by=actor, source_request=source_request,
         **{name: values.get(name, "") for name in TEXT_FIELDS},
     )
@@ -220,9 +230,10 @@ def _record_fields(record: Record) -> dict[str, Any]:
         "contact": [dict(x) for x in record.contact] if record.kind == "informal" else [],
         "template_date": record.template_date,
         "registry_note": record.notes,
-        "organisation": record.organisation,
+        "organisation": record.organisation or None,
     }
     # The JSON layout says these; IANA's XML does not, and then they stay as they are.
+    # A row that names no registrant keeps the organisation a published template gave.
     return {k: v for k, v in fields.items() if v is not None or k in
             ("registered_on", "record_updated")}
 
