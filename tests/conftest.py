@@ -58,6 +58,21 @@ def django_db_modify_db_settings():
         db_settings.setdefault("TEST", {})["NAME"] = f"{base}_{RUN_ID}"[:63]
 
 
+@pytest.fixture(autouse=True)
+def _fresh_public_cache():
+    """Each test starts with an empty page cache: a test's rolled-back writes leave
+    the registry generation where it was, so an entry from an earlier test could
+    otherwise match."""
+    from django.core.cache import cache
+
+    from registry.namespaces.public_cache import local_store
+
+    if settings.CACHES["default"]["BACKEND"].endswith("LocMemCache"):
+        cache.clear()  # never a shared Redis: other runs use it
+    local_store.clear()
+    yield
+
+
 @pytest.fixture
 def registrant(db):
     return make_user("registrant@example.org", organisation="Example Archive Foundation")

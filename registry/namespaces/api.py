@@ -1,7 +1,9 @@
 """The read-only JSON API, the machine-readable exports and the Atom feed.
 
-Every response carries ETag and Last-Modified from the registry's latest change,
-so clients poll with If-None-Match / If-Modified-Since and get 304s."""
+Each is built once per registry generation and served from the cache
+(public_cache.public_document), gzip-compressed when the client accepts it, with
+ETag and Last-Modified, so clients poll with If-None-Match / If-Modified-Since
+and get 304s."""
 
 from __future__ import annotations
 
@@ -14,16 +16,15 @@ from django.http import HttpResponse, JsonResponse
 from django.urls import reverse
 from django.utils.feedgenerator import Atom1Feed
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import condition, require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods
 
 from registry.namespaces.checker import MAX_URNS, check_urns, split_lines
 from registry.namespaces.exports import registry_csv, registry_xml
 from registry.namespaces.models import Namespace, NamespaceEvent
+from registry.namespaces.public_cache import public_document
 from registry.namespaces.template import TEXT_FIELDS
-from registry.namespaces.views import registry_etag, registry_last_modified
 
 API_PAGE_SIZE = 100
-cached = condition(etag_func=registry_etag, last_modified_func=registry_last_modified)
 
 
 def _absolute(request, path: str) -> str:
@@ -47,8 +48,12 @@ def namespace_summary(request, ns: Namespace) -> dict:
 
 
 @require_GET
-@cached
 def namespaces_list(request):
+    return public_document(request, lambda: _namespaces_list(request),
+                           params=("kind", "status", "page"))
+
+
+def _namespaces_list(request):
     queryset = Namespace.objects.sorted_by("nid")
     kind = request.GET.get("kind")
     if kind in Namespace.Kind.values:
@@ -78,8 +83,11 @@ def namespaces_list(request):
 
 
 @require_GET
-@cached
 def namespace_detail(request, nid):
+    return public_document(request, lambda: _namespace_detail(request, nid))
+
+
+def _namespace_detail(request, nid):
     ns = Namespace.objects.by_nid(nid).first()
     if ns is None:
         return JsonResponse({"error": f"no namespace {nid[:64]!r}",
@@ -139,18 +147,24 @@ def _posted_urns(request) -> list[str]:
 
 
 @require_GET
-@cached
 def registry_xml_view(request):
-    updated = registry_last_modified(request)
-    body = registry_xml(Namespace.objects.sorted_by("nid"),
+    return public_document(request, _registry_xml)
+
+
+def _registry_xml():
+    updated = Namespace.objects.aggregate(changed=Max("updated_at"))["changed"]
+    body = registry_xml(Namespace.objects.sorted_by("nid").defer("search_text"),
                         updated=updated.date().isoformat() if updated else "")
     return HttpResponse(body, content_type="application/xml; charset=utf-8")
 
 
 @require_GET
-@cached
 def registry_csv_view(request):
-    response = HttpResponse(registry_csv(Namespace.objects.sorted_by("nid")),
+    return public_document(request, _registry_csv)
+
+
+def _registry_csv():
+    response = HttpResponse(registry_csv(Namespace.objects.sorted_by("nid").defer("search_text")),
                             content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'inline; filename="urn-namespaces.csv"'
     return response
@@ -168,7 +182,7 @@ class RegistryFeed(Feed):
 
     def items(self):
         return (NamespaceEvent.objects.exclude(kind=NamespaceEvent.Kind.IMPORTED)
-                .select_related("namespace", "version")[:50])
+                .select_related("namespace", "version__namespace")[:50])
 
     def item_title(self, item):
         if item.kind == NamespaceEvent.Kind.REGISTERED:
@@ -198,8 +212,9 @@ class RegistryFeed(Feed):
         return item.created_at
 
 
-def feed_last_modified(request, *args, **kwargs):
-    return NamespaceEvent.objects.aggregate(m=Max("created_at"))["m"]
+_feed = RegistryFeed()
 
 
-registry_feed = condition(last_modified_func=feed_last_modified)(RegistryFeed())
+@require_GET
+def registry_feed(request):
+    return public_document(request, lambda: _feed(request))

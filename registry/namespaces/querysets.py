@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 
 from django.db import connection, models
 from django.db.models import Case, Count, F, IntegerField, OuterRef, Q, Subquery, Value, When
@@ -10,18 +11,42 @@ from django.db.models.functions import Coalesce, Lower
 
 from registry.urns import URNSyntaxError, nid_key, parse
 
+_RFC_NUMBER = re.compile(r"\bRFC[\s-]*(\d+)\b", re.IGNORECASE)
 
-def search_document():
-    """The weighted full-text document of a namespace: NID (A), registrant
-    organisation (B), purpose and syntax (C). Migration 0004 indexes exactly
-    this expression on PostgreSQL; change both together."""
+
+def normalize_rfc_numbers(text: str) -> str:
+    """"RFC 3187", "rfc-3187" and "RFC3187" all become "RFC3187", as the registry's
+    reference column writes them: the searched text and the query both go through
+    this, so each way of typing finds the others."""
+    return _RFC_NUMBER.sub(lambda m: f"RFC{m.group(1)}", text or "")
+
+
+def _references_text():
+    from django.db.models import TextField
+    from django.db.models.functions import Cast
+
+    return Cast("references", TextField())
+
+
+def search_head():
+    """What the registry table shows of a namespace: NID, organisation and the
+    reference column. A match here ranks above a match in the template text."""
     from django.contrib.postgres.search import SearchVector
 
     return (
         SearchVector("nid", weight="A", config="simple")
         + SearchVector("organisation", weight="B", config="english")
-        + SearchVector("search_text", weight="C", config="english")
+        + SearchVector(_references_text(), weight="B", config="english")
     )
+
+
+def search_document():
+    """The weighted full-text document of a namespace: NID (A), organisation and
+    references (B), every field of the current template (C, ``search_text``).
+    Migration 0006 indexes exactly this expression on PostgreSQL; change both together."""
+    from django.contrib.postgres.search import SearchVector
+
+    return search_head() + SearchVector("search_text", weight="C", config="english")
 
 
 class EventGuardedQuerySet(models.QuerySet):
@@ -86,38 +111,50 @@ class NamespaceQuerySet(EventGuardedQuerySet):
         return self.order_by(*orders.get(key, orders["nid"]))
 
     def search(self, q: str):
-        """Namespaces matching ``q`` in NID, registrant organisation, purpose or
-        syntax, best first: an exact NID, then NID prefix, then the rest by rank."""
+        """Namespaces matching ``q`` in NID, organisation, references or any template
+        field, best first: an exact NID, then a NID prefix, then a NID substring,
+        then a match in what the registry table shows, then a match in the
+        template text; by NID within each. The order is computed from the matched
+        rows' short columns, never from their template text, and the match itself
+        is answered by indexes (migration 0006)."""
         q = clean_query(q)
         if not q:
             return self.none()
         key = q.lower()
-        nid_rank = Case(
+        terms = normalize_rfc_numbers(q)
+        if connection.vendor == "postgresql":
+            from django.contrib.postgres.search import SearchQuery
+
+            query = SearchQuery(terms, search_type="websearch", config="english")
+            rank = Case(
+                When(nid__lower=key, then=Value(300)),
+                When(nid__istartswith=q, then=Value(200)),
+                When(nid__icontains=q, then=Value(100)),
+                When(head=query, then=Value(50)),
+                default=Value(0),
+                output_field=IntegerField(),
+            )
+            # "document @@ query" and the trigram-indexed icontains: each branch of the
+            # OR has its own index, so no row is scanned in vain.
+            return (
+                self.annotate(document=search_document(), head=search_head())
+                .filter(Q(document=query) | Q(nid__icontains=q))
+                .annotate(nid_rank=rank)
+                .order_by("-nid_rank", Lower("nid"))
+            )
+        rank = Case(
             When(nid__lower=key, then=Value(300)),
             When(nid__istartswith=q, then=Value(200)),
             When(nid__icontains=q, then=Value(100)),
             default=Value(0),
             output_field=IntegerField(),
         )
-        if connection.vendor == "postgresql":
-            from django.contrib.postgres.search import SearchQuery, SearchRank
-
-            query = SearchQuery(q, search_type="websearch", config="english")
-            # "document @@ query" and the trigram-indexed icontains: each branch of the
-            # OR has its own index (migration 0004), so no row is scanned in vain.
-            return (
-                self.annotate(document=search_document())
-                .filter(Q(document=query) | Q(nid__icontains=q))
-                .annotate(nid_rank=nid_rank, text_rank=SearchRank(F("document"), query))
-                .order_by("-nid_rank", "-text_rank", Lower("nid"))
-            )
-        words = [w for w in q.split() if w]
         text_match = Q()
-        for word in words:
+        for word in terms.split():
             text_match &= (Q(organisation__icontains=word) | Q(search_text__icontains=word)
-                           | Q(nid__icontains=word))
+                           | Q(nid__icontains=word) | Q(references__icontains=word))
         return (
-            self.annotate(nid_rank=nid_rank)
+            self.annotate(nid_rank=rank)
             .filter(Q(nid_rank__gt=0) | text_match)
             .order_by("-nid_rank", Lower("nid"))
         )

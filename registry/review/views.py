@@ -36,7 +36,8 @@ def _get_request(request, pk: int) -> Request:
 
 @login_required
 def my_requests(request):
-    mine = Request.objects.of(request.user).select_related("revises").order_by("-updated_at")
+    mine = (Request.objects.of(request.user).select_related("revises", "published_version")
+            .order_by("-updated_at"))
     held = Namespace.objects.filter(holder=request.user)
     return render(request, "review/my_requests.html", {"requests": mine, "held": held})
 
