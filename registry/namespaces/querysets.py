@@ -6,7 +6,19 @@ import difflib
 import re
 
 from django.db import connection, models
-from django.db.models import Case, Count, F, IntegerField, OuterRef, Q, Subquery, Value, When
+from django.db.models import (
+    BooleanField,
+    Case,
+    Count,
+    F,
+    IntegerField,
+    OuterRef,
+    Q,
+    Subquery,
+    Value,
+    When,
+)
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce, Lower
 
 from registry.urns import URNSyntaxError, nid_key, parse
@@ -19,34 +31,6 @@ def normalize_rfc_numbers(text: str) -> str:
     reference column writes them: the searched text and the query both go through
     this, so each way of typing finds the others."""
     return _RFC_NUMBER.sub(lambda m: f"RFC{m.group(1)}", text or "")
-
-
-def _references_text():
-    from django.db.models import TextField
-    from django.db.models.functions import Cast
-
-    return Cast("references", TextField())
-
-
-def search_head():
-    """What the registry table shows of a namespace: NID, organisation and the
-    reference column. A match here ranks above a match in the template text."""
-    from django.contrib.postgres.search import SearchVector
-
-    return (
-        SearchVector("nid", weight="A", config="simple")
-        + SearchVector("organisation", weight="B", config="english")
-        + SearchVector(_references_text(), weight="B", config="english")
-    )
-
-
-def search_document():
-    """The weighted full-text document of a namespace: NID (A), organisation and
-    references (B), every field of the current template (C, ``search_text``).
-    Migration 0006 indexes exactly this expression on PostgreSQL; change both together."""
-    from django.contrib.postgres.search import SearchVector
-
-    return search_head() + SearchVector("search_text", weight="C", config="english")
 
 
 class EventGuardedQuerySet(models.QuerySet):
@@ -113,35 +97,19 @@ class NamespaceQuerySet(EventGuardedQuerySet):
     def search(self, q: str):
         """Namespaces matching ``q`` in NID, organisation, references or any template
         field, best first: an exact NID, then a NID prefix, then a NID substring,
-        then a match in what the registry table shows, then a match in the
-        template text; by NID within each. The order is computed from the matched
-        rows' short columns, never from their template text, and the match itself
-        is answered by indexes (migration 0006)."""
+        then a match in what the registry table shows (NID, organisation,
+        references), then a match in the template text; by NID within each.
+
+        On PostgreSQL this is a ``RankedSearch``: each rank is read in NID order
+        from its own index and only as far as the page asked for, so ranking never
+        reads every matching row."""
         q = clean_query(q)
         if not q:
             return self.none()
-        key = q.lower()
         terms = normalize_rfc_numbers(q)
         if connection.vendor == "postgresql":
-            from django.contrib.postgres.search import SearchQuery
-
-            query = SearchQuery(terms, search_type="websearch", config="english")
-            rank = Case(
-                When(nid__lower=key, then=Value(300)),
-                When(nid__istartswith=q, then=Value(200)),
-                When(nid__icontains=q, then=Value(100)),
-                When(head=query, then=Value(50)),
-                default=Value(0),
-                output_field=IntegerField(),
-            )
-            # "document @@ query" and the trigram-indexed icontains: each branch of the
-            # OR has its own index, so no row is scanned in vain.
-            return (
-                self.annotate(document=search_document(), head=search_head())
-                .filter(Q(document=query) | Q(nid__icontains=q))
-                .annotate(nid_rank=rank)
-                .order_by("-nid_rank", Lower("nid"))
-            )
+            return RankedSearch(self, q, terms)
+        key = q.lower()
         rank = Case(
             When(nid__lower=key, then=Value(300)),
             When(nid__istartswith=q, then=Value(200)),
@@ -177,6 +145,61 @@ class NamespaceQuerySet(EventGuardedQuerySet):
         by_key = {n.lower(): n for n in names}
         close = difflib.get_close_matches(nid.lower(), list(by_key), n=limit, cutoff=0.6)
         return [by_key[c] for c in close]
+
+
+# The stored, generated tsvector columns of migration 0006 (PostgreSQL only).
+_MATCHES = "{column} @@ websearch_to_tsquery('english'::regconfig, %s)"
+
+
+class RankedSearch:
+    """PostgreSQL search results in rank order, for a Paginator (``count()`` and
+    slicing, like a queryset). A slice is one UNION ALL of three ranks, each
+    read from its index in NID order and cut at the slice's end:
+
+    1. the NID contains the query (trigram index): exact, prefix, then substring;
+    2. the registry row (NID, organisation, references) matches (``search_head``);
+    3. only the template text matches (``search_vector``)."""
+
+    def __init__(self, queryset, q: str, terms: str):
+        self.queryset = queryset
+        self.q = q
+        self.terms = terms
+
+    def _match(self, column: str, negate: bool = False) -> RawSQL:
+        sql = _MATCHES.format(column=column)
+        # The column is one of two constants; the visitor's words are a parameter.
+        return RawSQL(f"NOT ({sql})" if negate else sql, (self.terms,),  # noqa: S611
+                      output_field=BooleanField())
+
+    def count(self) -> int:
+        return self.queryset.filter(Q(self._match("search_vector"))
+                                    | Q(nid__icontains=self.q)).count()
+
+    def __getitem__(self, window: slice) -> list:
+        if not isinstance(window, slice):
+            raise TypeError("RankedSearch is read a page (a slice) at a time.")
+        start, stop = window.start or 0, window.stop
+        if stop is None or stop <= start:
+            return []
+        by_nid = Lower("nid")
+        nid_rank = Case(
+            When(nid__lower=self.q.lower(), then=Value(300)),
+            When(nid__istartswith=self.q, then=Value(200)),
+            default=Value(100),
+            output_field=IntegerField(),
+        )
+        not_nid = ~Q(nid__icontains=self.q)
+        ranks = [
+            self.queryset.filter(nid__icontains=self.q)
+            .annotate(nid_rank=nid_rank, sort_key=by_nid).order_by("-nid_rank", "sort_key"),
+            self.queryset.filter(self._match("search_head"), not_nid)
+            .annotate(nid_rank=Value(50), sort_key=by_nid).order_by("sort_key"),
+            self.queryset.filter(self._match("search_vector"),
+                                 self._match("search_head", negate=True), not_nid)
+            .annotate(nid_rank=Value(0), sort_key=by_nid).order_by("sort_key"),
+        ]
+        first, *rest = (rank[:stop] for rank in ranks)
+        return list(first.union(*rest, all=True).order_by("-nid_rank", "sort_key")[start:stop])
 
 
 def plausible_text(text: str, limit: int) -> bool:

@@ -17,6 +17,7 @@ from registry.accounts.roles import EXPERT, is_expert, is_iana_staff
 from registry.namespaces.advice import nid_warnings
 from registry.namespaces.models import Namespace
 from registry.namespaces.presentation import field_diffs, pick_pair
+from registry.namespaces.public_cache import public_page
 from registry.namespaces.querysets import plausible_text
 from registry.namespaces.template import SECTIONS, TEXT_FIELDS, template_values
 from registry.review import actions, workflow
@@ -269,15 +270,22 @@ def standardisation(request, pk):
     return redirect(obj)
 
 
+@require_GET
 def public_review(request):
-    pending = (Request.objects.in_public_review().select_related("registrant", "revises")
-               .order_by("review_started_at"))
-    return render(request, "review/public_review.html", {"pending": pending, "now": timezone.now()})
+    # The same for every visitor, and changed only by transitions, which move the
+    # registry generation: cached like the registry's pages.
+    def build() -> dict:
+        pending = (Request.objects.in_public_review()
+                   .select_related("revises", "published_version")
+                   .order_by("review_started_at"))
+        return {"pending": list(pending)}
+
+    return public_page(request, "review/public_review.html", build)
 
 
 def _queue(states):
     return (Request.objects.filter(state__in=states)
-            .select_related("registrant", "revises", "assigned_expert")
+            .select_related("registrant", "revises", "assigned_expert", "published_version")
             .order_by("last_activity_at"))
 
 

@@ -2,7 +2,11 @@
 document (with the organisation, weight B) and ``search_text`` holds every field
 of the current template, RFC numbers written one way ("RFC 3187" -> "RFC3187").
 
-The GIN index is over exactly querysets.search_document(); change both together."""
+On PostgreSQL the documents are stored, generated columns (computed by the
+database on every INSERT and UPDATE, so never out of date), each with a GIN
+index: ``search_head`` (NID, organisation, references: what the registry table
+shows) and ``search_vector`` (that and the template text). They are not model
+fields; querysets.NamespaceQuerySet.search() names them."""
 
 import re
 
@@ -10,12 +14,12 @@ from django.db import migrations
 
 from registry.namespaces.template import TEXT_FIELDS
 
-DOCUMENT = (
-    "(setweight(to_tsvector('simple'::regconfig, COALESCE(nid, '')), 'A') || "
+HEAD = (
+    "setweight(to_tsvector('simple'::regconfig, COALESCE(nid, '')), 'A') || "
     "setweight(to_tsvector('english'::regconfig, COALESCE(organisation, '')), 'B') || "
-    "setweight(to_tsvector('english'::regconfig, COALESCE((\"references\")::text, '')), 'B') || "
-    "setweight(to_tsvector('english'::regconfig, COALESCE(search_text, '')), 'C'))"
+    "setweight(to_tsvector('english'::regconfig, COALESCE((\"references\")::text, '')), 'B')"
 )
+DOCUMENT = f"{HEAD} || setweight(to_tsvector('english'::regconfig, COALESCE(search_text, '')), 'C')"
 OLD_DOCUMENT = (
     "(setweight(to_tsvector('simple'::regconfig, COALESCE(nid, '')), 'A') || "
     "setweight(to_tsvector('english'::regconfig, COALESCE(organisation, '')), 'B') || "
@@ -40,18 +44,31 @@ def fill_search_text(apps, schema_editor):
     namespace_model.objects.bulk_update(changed, ["search_text"], batch_size=500)
 
 
-def replace_index(apps, schema_editor, document=DOCUMENT):
+def add_vectors(apps, schema_editor):
     if schema_editor.connection.vendor != "postgresql":
         return
-    schema_editor.execute("DROP INDEX IF EXISTS namespace_search_document", params=None)
-    schema_editor.execute(
-        f"CREATE INDEX namespace_search_document ON namespaces_namespace USING gin ({document})",
-        params=None,
-    )
+    for sql in (
+        "DROP INDEX IF EXISTS namespace_search_document",
+        f"ALTER TABLE namespaces_namespace ADD COLUMN search_head tsvector "
+        f"GENERATED ALWAYS AS ({HEAD}) STORED",
+        f"ALTER TABLE namespaces_namespace ADD COLUMN search_vector tsvector "
+        f"GENERATED ALWAYS AS ({DOCUMENT}) STORED",
+        "CREATE INDEX namespace_search_head ON namespaces_namespace USING gin (search_head)",
+        "CREATE INDEX namespace_search_vector ON namespaces_namespace USING gin (search_vector)",
+    ):
+        schema_editor.execute(sql, params=None)
 
 
-def restore_index(apps, schema_editor):
-    replace_index(apps, schema_editor, OLD_DOCUMENT)
+def drop_vectors(apps, schema_editor):
+    if schema_editor.connection.vendor != "postgresql":
+        return
+    for sql in (
+        "ALTER TABLE namespaces_namespace DROP COLUMN IF EXISTS search_vector",
+        "ALTER TABLE namespaces_namespace DROP COLUMN IF EXISTS search_head",
+        f"CREATE INDEX namespace_search_document ON namespaces_namespace "
+        f"USING gin (({OLD_DOCUMENT}))",
+    ):
+        schema_editor.execute(sql, params=None)
 
 
 class Migration(migrations.Migration):
@@ -59,5 +76,5 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.RunPython(fill_search_text, migrations.RunPython.noop),
-        migrations.RunPython(replace_index, restore_index),
+        migrations.RunPython(add_vectors, drop_vectors),
     ]
