@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from django.db import connection, models
+from django.db import connection
 from django.db.models import (
     BooleanField,
     Case,
@@ -21,6 +21,7 @@ from django.db.models import (
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce, Lower
 
+from registry.history import EventGuardedQuerySet
 from registry.urns import URNSyntaxError, nid_key, parse
 
 _RFC_NUMBER = re.compile(r"\bRFC[\s-]*(\d+)\b", re.IGNORECASE)
@@ -33,31 +34,9 @@ def normalize_rfc_numbers(text: str) -> str:
     return _RFC_NUMBER.sub(lambda m: f"RFC{m.group(1)}", text or "")
 
 
-class EventGuardedQuerySet(models.QuerySet):
-    """Bulk updates may not change a model's event-guarded field (see
-    EventGuardedState): such a change would have no event row."""
-
-    def update(self, **kwargs):
-        self._refuse_guarded(kwargs)
-        return super().update(**kwargs)
-
-    def bulk_update(self, objs, fields, batch_size=None):
-        self._refuse_guarded(fields)
-        return super().bulk_update(objs, fields, batch_size=batch_size)
-
-    def _refuse_guarded(self, fields) -> None:
-        from registry.namespaces.models import AppendOnlyError
-
-        if self.model.guarded_field in fields:
-            raise AppendOnlyError(self.model.guard_message)
-
-
 class NamespaceQuerySet(EventGuardedQuerySet):
     def active(self):
         return self.filter(status="active")
-
-    def deprecated(self):
-        return self.filter(status="deprecated")
 
     def formal(self):
         return self.filter(kind="formal")
@@ -70,9 +49,6 @@ class NamespaceQuerySet(EventGuardedQuerySet):
         if not plausible_text(nid, 64):
             return self.none()
         return self.filter(nid__lower=nid_key(nid))
-
-    def nid_keys(self) -> set[str]:
-        return {nid_key(n) for n in self.values_list("nid", flat=True)}
 
     def with_version_count(self):
         """Annotate ``version_count`` as a subquery, which count() can leave out."""

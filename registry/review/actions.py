@@ -25,7 +25,7 @@ from registry.review.models import (
     EDITABLE_STATES,
     FINAL_STATES,
     Comment,
-    Request,
+    RegistrationRequest,
     RequestEvent,
     Round,
     State,
@@ -89,14 +89,14 @@ def _clean_values(values: dict[str, str]) -> dict[str, str]:
 @transaction.atomic
 def request_create(*, actor, kind: str = Namespace.Kind.FORMAL, proposed_nid: str = "",
                    fast_track: bool = False, values: dict[str, str] | None = None,
-                   revises: Namespace | None = None) -> Request:
+                   revises: Namespace | None = None) -> RegistrationRequest:
     """Start a draft: a new namespace, or (``revises``) the next version of one the
     actor holds, starting from its current text."""
     if revises is not None:
         revises = Namespace.objects.select_for_update().get(pk=revises.pk)
         if revises.holder_id != actor.pk:
             raise TransitionRefused("Only the holder of a namespace can revise it.")
-        open_revision = (Request.objects.filter(revises=revises)
+        open_revision = (RegistrationRequest.objects.filter(revises=revises)
                          .exclude(state__in=FINAL_STATES).first())
         if open_revision is not None:
             raise TransitionRefused(
@@ -111,7 +111,7 @@ def request_create(*, actor, kind: str = Namespace.Kind.FORMAL, proposed_nid: st
         kind = revises.kind
         proposed_nid = ""
         fast_track = fast_track or bool(current and current.fast_track)
-    request = Request.objects.create(
+    request = RegistrationRequest.objects.create(
         registrant=actor, kind=kind, proposed_nid=proposed_nid if kind == "formal" else "",
         fast_track=fast_track, revises=revises, **_clean_values(values or {}),
     )
@@ -121,11 +121,12 @@ def request_create(*, actor, kind: str = Namespace.Kind.FORMAL, proposed_nid: st
 
 
 @transaction.atomic
-def request_update(*, request: Request, actor, edit_version: int, kind: str,
-                   proposed_nid: str, fast_track: bool, values: dict[str, str]) -> Request:
+def request_update(*, request: RegistrationRequest, actor, edit_version: int, kind: str,
+                   proposed_nid: str, fast_track: bool,
+                   values: dict[str, str]) -> RegistrationRequest:
     """Save the working copy of a draft (or of a request sent back for changes).
     Partial content is fine; completeness is checked at submission."""
-    request = Request.objects.select_for_update().get(pk=request.pk)
+    request = RegistrationRequest.objects.select_for_update().get(pk=request.pk)
     if request.registrant_id != actor.pk:
         raise TransitionRefused("Only the registrant can edit this request.")
     if request.state not in EDITABLE_STATES:
@@ -150,7 +151,7 @@ def request_update(*, request: Request, actor, edit_version: int, kind: str,
     return request
 
 
-def _make_round(request: Request, actor) -> Round:
+def _make_round(request: RegistrationRequest, actor) -> Round:
     number = request.rounds.count() + 1
     if request.is_revision:
         current = request.revises.versions.order_by("-number").values_list("number", flat=True)
@@ -165,7 +166,7 @@ def _make_round(request: Request, actor) -> Round:
     )
 
 
-def _register(request: Request, actor):
+def _register(request: RegistrationRequest, actor):
     """Publish the last submitted round. Its date, when the registration was requested
     of IANA, is the version's Date (Appendix A); today is the registration date."""
     round_ = request.latest_round()
@@ -187,10 +188,10 @@ def _register(request: Request, actor):
 
 
 @transaction.atomic
-def request_transition(*, request: Request, transition: str, actor, comment: str = "",
-                       early_reason: str = "") -> Request:
+def request_transition(*, request: RegistrationRequest, transition: str, actor, comment: str = "",
+                       early_reason: str = "") -> RegistrationRequest:
     """Take one transition of the workflow table (see registry.review.workflow)."""
-    request = (Request.objects.select_for_update(of=("self",))
+    request = (RegistrationRequest.objects.select_for_update(of=("self",))
                .select_related("registrant", "revises").get(pk=request.pk))
     move = check(request, transition, actor, comment=comment, early_reason=early_reason)
     now = timezone.now()
@@ -217,9 +218,9 @@ def request_transition(*, request: Request, transition: str, actor, comment: str
 
 
 @transaction.atomic
-def request_assign(*, request: Request, expert, actor) -> Request:
+def request_assign(*, request: RegistrationRequest, expert, actor) -> RegistrationRequest:
     """Assign a request to a designated expert (an expert may take it themselves)."""
-    request = Request.objects.select_for_update().get(pk=request.pk)
+    request = RegistrationRequest.objects.select_for_update().get(pk=request.pk)
     if not is_expert(actor):
         raise TransitionRefused("Only designated experts assign requests.")
     if expert is not None and not is_expert(expert):
@@ -236,10 +237,10 @@ def request_assign(*, request: Request, expert, actor) -> Request:
 
 
 @transaction.atomic
-def request_set_standardisation(*, request: Request, involved: bool, actor,
-                                comment: str = "") -> Request:
+def request_set_standardisation(*, request: RegistrationRequest, involved: bool, actor,
+                                comment: str = "") -> RegistrationRequest:
     """The experts' flag: standardisation is involved, so approval goes to the IESG."""
-    request = Request.objects.select_for_update().get(pk=request.pk)
+    request = RegistrationRequest.objects.select_for_update().get(pk=request.pk)
     if not is_expert(actor):
         raise TransitionRefused("Only designated experts decide whether standardisation is "
                                 "involved.")
@@ -259,12 +260,12 @@ def request_set_standardisation(*, request: Request, involved: bool, actor,
 
 
 @transaction.atomic
-def request_remind(*, request: Request, idle, actor=None) -> bool:
+def request_remind(*, request: RegistrationRequest, idle, actor=None) -> bool:
     """Remind the experts of a request idle longer than ``idle`` (a timedelta), once
     per idle period. Returns whether a reminder was queued."""
     now = timezone.now()
-    request = Request.objects.needing_reminder(now=now, idle=idle).select_for_update().filter(
-        pk=request.pk).first()
+    request = (RegistrationRequest.objects.needing_reminder(now=now, idle=idle)
+               .select_for_update().filter(pk=request.pk).first())
     if request is None:
         return False
     request.reminded_at = now
@@ -278,10 +279,10 @@ def request_remind(*, request: Request, idle, actor=None) -> bool:
 
 
 @transaction.atomic
-def request_comment(*, request: Request, actor, body: str, audience: str) -> Comment:
+def request_comment(*, request: RegistrationRequest, actor, body: str, audience: str) -> Comment:
     """Comment on a request. Anyone signed in may comment publicly while it is in
     public review; experts also write to the registrant or among themselves."""
-    request = Request.objects.select_for_update().get(pk=request.pk)
+    request = RegistrationRequest.objects.select_for_update().get(pk=request.pk)
     body = body.strip()
     if not body:
         raise TransitionRefused("Write a comment first.")

@@ -5,7 +5,7 @@ from django.contrib import admin
 
 from registry.namespaces.admin import ReadOnlyInline
 from registry.namespaces.template import TEXT_FIELDS
-from registry.review.models import Comment, Request, RequestEvent, Round
+from registry.review.models import Comment, RegistrationRequest, RequestEvent, Round
 
 
 class RoundInline(ReadOnlyInline):
@@ -26,7 +26,7 @@ class CommentInline(ReadOnlyInline):
     readonly_fields = fields
 
 
-@admin.register(Request)
+@admin.register(RegistrationRequest)
 class RequestAdmin(admin.ModelAdmin):
     list_display = ("pk", "display_nid", "kind", "state", "fast_track", "registrant",
                     "assigned_expert", "last_activity_at")

@@ -14,7 +14,7 @@ from registry.namespaces.template import (
     SECTIONS,
     TEXT_FIELDS,
 )
-from registry.review.models import Comment, Request
+from registry.review.models import Comment, RegistrationRequest
 from registry.review.validation import nid_problems
 
 NID_INPUT_MAX = 64
@@ -41,7 +41,7 @@ class RequestForm(forms.ModelForm):
     )
 
     class Meta:
-        model = Request
+        model = RegistrationRequest
         fields = ["kind", "proposed_nid", "fast_track", *TEXT_FIELDS]
         widgets = {
             "kind": forms.RadioSelect,

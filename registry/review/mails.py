@@ -9,7 +9,7 @@ from django.template.loader import render_to_string
 
 from registry.accounts.roles import EXPERT, STAFF
 from registry.namespaces.template import render_text
-from registry.review.models import Comment, Request, RequestEvent
+from registry.review.models import Comment, RegistrationRequest, RequestEvent
 
 
 def _emails_in(group: str) -> list[str]:
@@ -17,7 +17,7 @@ def _emails_in(group: str) -> list[str]:
     return sorted(set(users.values_list("email", flat=True)))
 
 
-def _url(request: Request) -> str:
+def _url(request: RegistrationRequest) -> str:
     return settings.SITE_URL.rstrip("/") + request.get_absolute_url()
 
 
@@ -88,7 +88,7 @@ def comment_message(comment: Comment) -> EmailMessage | None:
                     "comment.txt", context, to=to)
 
 
-def reminder_message(request: Request) -> EmailMessage | None:
+def reminder_message(request: RegistrationRequest) -> EmailMessage | None:
     to = [request.assigned_expert.email] if request.assigned_expert else _emails_in(EXPERT)
     return _message(
         f"[urn experts] Request #{request.pk} ({request.display_nid}) is waiting",

@@ -11,8 +11,8 @@ from django.db.models.functions import Lower
 from django.urls import reverse
 from django.utils import timezone
 
-from registry.namespaces.models import AppendOnlyModel, EventGuardedState, Namespace
-from registry.namespaces.querysets import EventGuardedQuerySet
+from registry.history import AppendOnlyModel, EventGuardedQuerySet, EventGuardedState
+from registry.namespaces.models import Namespace
 from registry.namespaces.template import TemplateFields, missing_fields, template_values
 
 
@@ -32,7 +32,7 @@ EDITABLE_STATES = (State.DRAFT, State.CHANGES_REQUESTED)
 FINAL_STATES = (State.REGISTERED, State.REJECTED, State.WITHDRAWN)
 
 
-class RequestQuerySet(EventGuardedQuerySet):
+class RegistrationRequestQuerySet(EventGuardedQuerySet):
     def open(self):
         return self.filter(state__in=OPEN_STATES)
 
@@ -42,7 +42,7 @@ class RequestQuerySet(EventGuardedQuerySet):
     def of(self, user):
         return self.filter(registrant=user)
 
-    def conflicting_with(self, request: Request):
+    def conflicting_with(self, request: RegistrationRequest):
         """Other open requests proposing the same NID as ``request`` (section 6.2 asks
         the experts to avoid race conditions on proposed NIDs)."""
         if not request.proposed_nid or request.revises_id:
@@ -64,7 +64,7 @@ class RequestQuerySet(EventGuardedQuerySet):
         )
 
 
-class Request(EventGuardedState, TemplateFields):
+class RegistrationRequest(EventGuardedState, TemplateFields):
     """A request to register a namespace, or to publish a new version of one.
 
     The template fields here are the working copy; what was submitted is kept
@@ -98,7 +98,7 @@ class Request(EventGuardedState, TemplateFields):
     last_activity_at = models.DateTimeField(default=timezone.now, db_index=True)
     reminded_at = models.DateTimeField(null=True, blank=True, editable=False)
 
-    objects = RequestQuerySet.as_manager()
+    objects = RegistrationRequestQuerySet.as_manager()
 
     class Meta:
         ordering = ["-last_activity_at"]
@@ -148,7 +148,8 @@ class Request(EventGuardedState, TemplateFields):
 class Round(AppendOnlyModel, TemplateFields):
     """The template exactly as submitted for one round of review. Immutable."""
 
-    request = models.ForeignKey(Request, on_delete=models.PROTECT, related_name="rounds")
+    request = models.ForeignKey(RegistrationRequest, on_delete=models.PROTECT,
+                                related_name="rounds")
     number = models.PositiveIntegerField()
     nid = models.CharField("NID", max_length=32, blank=True)
     kind = models.CharField(max_length=8, choices=Namespace.Kind.choices)
@@ -175,7 +176,8 @@ class Round(AppendOnlyModel, TemplateFields):
 class RequestEvent(AppendOnlyModel):
     """One thing done to a request: who, when, which transition, from, to, why."""
 
-    request = models.ForeignKey(Request, on_delete=models.PROTECT, related_name="events")
+    request = models.ForeignKey(RegistrationRequest, on_delete=models.PROTECT,
+                                related_name="events")
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT,
                               related_name="+")
     transition = models.CharField(max_length=32)
@@ -199,7 +201,8 @@ class Comment(AppendOnlyModel):
         REGISTRANT = "registrant", "To the registrant"
         EXPERTS = "experts", "Internal to the experts"
 
-    request = models.ForeignKey(Request, on_delete=models.PROTECT, related_name="comments")
+    request = models.ForeignKey(RegistrationRequest, on_delete=models.PROTECT,
+                                related_name="comments")
     author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
                                related_name="+")
     audience = models.CharField(max_length=12, choices=Audience.choices)
@@ -215,7 +218,7 @@ class Comment(AppendOnlyModel):
         return f"comment by {self.author} on #{self.request_id}"
 
 
-def visible_comments(request: Request, user) -> models.QuerySet[Comment]:
+def visible_comments(request: RegistrationRequest, user) -> models.QuerySet[Comment]:
     """Comments ``user`` may read: experts and staff see all; the registrant sees
     public ones and those addressed to them; everyone else, the public ones."""
     from registry.accounts.roles import is_expert, is_iana_staff

@@ -45,9 +45,9 @@ def send_comment_mail_task(comment_id: int) -> None:
 @shared_task(**RETRY)
 def send_reminder_task(request_id: int) -> None:
     from registry.review import mails
-    from registry.review.models import Request
+    from registry.review.models import RegistrationRequest
 
-    message = mails.reminder_message(Request.objects.get(pk=request_id))
+    message = mails.reminder_message(RegistrationRequest.objects.get(pk=request_id))
     if message is not None:
         message.send()
 
@@ -57,8 +57,8 @@ def remind_idle_requests_task() -> int:
     """Periodic (celery beat): remind the experts of requests idle past the configured
     time, once per idle period (request_remind records each reminder)."""
     from registry.review.actions import request_remind
-    from registry.review.models import Request
+    from registry.review.models import RegistrationRequest
 
     idle = dt.timedelta(days=settings.REVIEW_IDLE_REMINDER_DAYS)
-    candidates = Request.objects.needing_reminder(now=timezone.now(), idle=idle)
+    candidates = RegistrationRequest.objects.needing_reminder(now=timezone.now(), idle=idle)
     return sum(request_remind(request=request, idle=idle) for request in candidates)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from registry.namespaces.models import Namespace
 from registry.namespaces.template import field_label
-from registry.review.models import Request
+from registry.review.models import RegistrationRequest
 from registry.urns import check_formal_nid
 
 
@@ -14,7 +14,7 @@ def nid_problems(nid: str) -> list[str]:
     return [str(p) for p in check_formal_nid(nid, registered)]
 
 
-def submission_problems(request: Request) -> list[str]:
+def submission_problems(request: RegistrationRequest) -> list[str]:
     problems = [f"{field_label(name)} is empty" for name in request.missing_fields()]
     if request.kind == Namespace.Kind.FORMAL and not request.is_revision:
         problems += nid_problems(request.proposed_nid)

@@ -22,22 +22,30 @@ from registry.namespaces.querysets import plausible_text
 from registry.namespaces.template import SECTIONS, TEXT_FIELDS, template_values
 from registry.review import actions, workflow
 from registry.review.forms import AssignForm, CommentForm, RequestForm, TransitionForm
-from registry.review.models import OPEN_STATES, Comment, Request, State, visible_comments
+from registry.review.models import (
+    OPEN_STATES,
+    Comment,
+    RegistrationRequest,
+    State,
+    visible_comments,
+)
 from registry.urns import check_formal_nid, check_informal_nid
 
 
-def _get_request(request, pk: int) -> Request:
-    obj = get_object_or_404(Request.objects.select_related("registrant", "revises",
-                                                           "assigned_expert"), pk=pk)
-    if not workflow.can_view(obj, request.user):
+def _get_registration_request(request, pk: int) -> RegistrationRequest:
+    registration_request = get_object_or_404(
+        RegistrationRequest.objects.select_related("registrant", "revises", "assigned_expert"),
+        pk=pk)
+    if not workflow.can_view(registration_request, request.user):
         # A draft is private: the same answer as for a request that does not exist.
         raise Http404("No such request.")
-    return obj
+    return registration_request
 
 
 @login_required
 def my_requests(request):
-    mine = (Request.objects.of(request.user).select_related("revises", "published_version")
+    mine = (RegistrationRequest.objects.of(request.user)
+            .select_related("revises", "published_version")
             .order_by("-updated_at"))
     held = Namespace.objects.filter(holder=request.user)
     return render(request, "review/my_requests.html", {"requests": mine, "held": held})
@@ -57,7 +65,7 @@ def new_request(request):
                "registrant_organisation": request.user.organisation,
                "contact_name": request.user.get_full_name(), "contact_email": request.user.email}
     form = RequestForm(initial=initial)
-    return render(request, "review/request_form.html", {"form": form, "request_obj": None})
+    return render(request, "review/request_form.html", {"form": form, "registration_request": None})
 
 
 def _start_revision(request, nid: str):
@@ -83,98 +91,106 @@ def _next_version(namespace: Namespace) -> int:
 
 @login_required
 def edit_request(request, pk):
-    obj = get_object_or_404(Request.objects.select_related("revises"), pk=pk)
-    if obj.registrant_id != request.user.pk:
+    registration_request = get_object_or_404(
+        RegistrationRequest.objects.select_related("revises"), pk=pk)
+    if registration_request.registrant_id != request.user.pk:
         raise Http404("No such request.")
     if request.method == "POST":
-        return _save(request, obj)
-    if not obj.is_editable:
+        return _save(request, registration_request)
+    if not registration_request.is_editable:
         messages.info(request, "This request is not editable in its current state.")
-        return redirect(obj)
-    form = RequestForm(instance=obj, initial={"edit_version": obj.edit_version},
-                       revision=obj.is_revision)
-    return render(request, "review/request_form.html", _form_context(obj, form))
+        return redirect(registration_request)
+    form = RequestForm(instance=registration_request,
+                       initial={"edit_version": registration_request.edit_version},
+                       revision=registration_request.is_revision)
+    return render(request, "review/request_form.html", _form_context(registration_request, form))
 
 
-def _form_context(obj: Request | None, form: RequestForm) -> dict:
-    context = {"form": form, "request_obj": obj}
-    if obj is not None and obj.is_revision:
-        current = obj.revises.current_version()
+def _form_context(registration_request: RegistrationRequest | None, form: RequestForm) -> dict:
+    context = {"form": form, "registration_request": registration_request}
+    if registration_request is not None and registration_request.is_revision:
+        current = registration_request.revises.current_version()
         working = {name: form[name].value() or "" for name in TEXT_FIELDS if name in form.fields}
         context["published"] = current
         context["diffs"] = [d for d in field_diffs(
             template_values(current) if current else {}, working) if d.changed]
-    if obj is not None:
-        context["conflicts"] = Request.objects.conflicting_with(obj)
+    if registration_request is not None:
+        context["conflicts"] = RegistrationRequest.objects.conflicting_with(registration_request)
     return context
 
 
-def _save(request, obj: Request | None):
+def _save(request, registration_request: RegistrationRequest | None):
     submitting = "submit" in request.POST
-    form = RequestForm(request.POST, instance=obj, submitting=submitting,
-                       revision=bool(obj and obj.is_revision), registrant=request.user)
+    form = RequestForm(request.POST, instance=registration_request, submitting=submitting,
+                       revision=bool(registration_request and registration_request.is_revision),
+                       registrant=request.user)
     if not form.is_valid():
         messages.error(request, "Please correct the fields marked below; nothing you typed "
                                 "has been lost.")
-        return render(request, "review/request_form.html", _form_context(obj, form), status=400)
+        return render(request, "review/request_form.html",
+                      _form_context(registration_request, form), status=400)
     data = form.cleaned_data
     values = {name: data[name] for name in TEXT_FIELDS if name in data}
     try:
-        if obj is None:
-            obj = actions.request_create(
+        if registration_request is None:
+            registration_request = actions.request_create(
                 actor=request.user, kind=data["kind"], proposed_nid=data["proposed_nid"],
                 fast_track=data["fast_track"], values=values,
             )
         else:
-            obj = actions.request_update(
-                request=obj, actor=request.user, edit_version=data["edit_version"],
-                kind=data.get("kind", obj.kind), proposed_nid=data.get("proposed_nid", ""),
+            registration_request = actions.request_update(
+                request=registration_request, actor=request.user, edit_version=data["edit_version"],
+                kind=data.get("kind", registration_request.kind),
+                proposed_nid=data.get("proposed_nid", ""),
                 fast_track=data["fast_track"], values=values,
             )
         if submitting:
-            name = "resubmit" if obj.state == State.CHANGES_REQUESTED else "submit"
-            actions.request_transition(request=obj, transition=name, actor=request.user)
+            name = "resubmit" if registration_request.state == State.CHANGES_REQUESTED else "submit"
+            actions.request_transition(request=registration_request, transition=name,
+                                       actor=request.user)
     except (actions.StaleEdit, actions.TransitionRefused) as exc:
         form.add_error(None, str(exc))
-        if obj is not None and obj.pk:
-            obj.refresh_from_db()
-        return render(request, "review/request_form.html", _form_context(obj, form), status=409)
+        if registration_request is not None and registration_request.pk:
+            registration_request.refresh_from_db()
+        return render(request, "review/request_form.html",
+                      _form_context(registration_request, form), status=409)
     if submitting:
         messages.success(request, "Submitted. The template has been sent to the review list "
                                   f"({settings.REVIEW_LIST_ADDRESS}) and the designated experts.")
-        return redirect(obj)
+        return redirect(registration_request)
     messages.success(request, "Draft saved.")
-    return redirect("review:edit", pk=obj.pk)
+    return redirect("review:edit", pk=registration_request.pk)
 
 
 def request_page(request, pk):
-    obj = _get_request(request, pk)
+    registration_request = _get_registration_request(request, pk)
     user = request.user
     # What a refused action had typed, for the one form it came from (see _keep_unsent).
     unsent = request.session.pop("unsent", {})
-    rounds = list(obj.rounds.order_by("-number"))
-    events = list(obj.events.select_related("actor", "round"))
+    rounds = list(registration_request.rounds.order_by("-number"))
+    events = list(registration_request.events.select_related("actor", "round"))
     for event in events:
         event.label = workflow.event_label(event.transition)
-    shown = rounds[0] if rounds else obj
+    shown = rounds[0] if rounds else registration_request
     context = {
-        "request_obj": obj,
+        "registration_request": registration_request,
         "shown": shown,
         "shown_values": template_values(shown),
         "sections": SECTIONS,
         "rounds": rounds,
         "events": events,
-        "comments": visible_comments(obj, user),
-        "transitions": workflow.available(obj, user),
-        "is_registrant": user.is_authenticated and user.pk == obj.registrant_id,
+        "comments": visible_comments(registration_request, user),
+        "transitions": workflow.available(registration_request, user),
+        "is_registrant": user.is_authenticated and user.pk == registration_request.registrant_id,
         "user_is_expert": is_expert(user),
         "user_is_staff": is_iana_staff(user),
-        "conflicts": Request.objects.conflicting_with(obj),
-        "nid_warnings": nid_warnings(obj.proposed_nid) if not obj.is_revision else [],
+        "conflicts": RegistrationRequest.objects.conflicting_with(registration_request),
+        "nid_warnings": ([] if registration_request.is_revision
+                         else nid_warnings(registration_request.proposed_nid)),
         "experts": get_user_model().objects.filter(groups__name=EXPERT).order_by("email"),
         "audiences": [(a, Comment.Audience(a).label)
-                      for a in workflow.comment_audiences(obj, user)],
-        "period_ends": obj.review_period_ends(),
+                      for a in workflow.comment_audiences(registration_request, user)],
+        "period_ends": registration_request.review_period_ends(),
         "now": timezone.now(),
         "unsent": unsent,
     }
@@ -199,75 +215,77 @@ def _keep_unsent(request, target: str, comment: str, early_reason: str = "") -> 
 @login_required
 @require_POST
 def transition(request, pk, name):
-    obj = _get_request(request, pk)
+    registration_request = _get_registration_request(request, pk)
     form = TransitionForm(request.POST)
     if not form.is_valid():
         messages.error(request, " ".join(e for errs in form.errors.values() for e in errs))
         _keep_unsent(request, name, request.POST.get("comment", ""),
                      request.POST.get("early_reason", ""))
-        return redirect(obj)
+        return redirect(registration_request)
     data = form.cleaned_data
     try:
-        actions.request_transition(request=obj, transition=name, actor=request.user,
+        actions.request_transition(request=registration_request, transition=name,
+                                   actor=request.user,
                                    comment=data.get("comment", ""),
                                    early_reason=data.get("early_reason", ""))
     except actions.TransitionRefused as exc:
         messages.error(request, str(exc))
         _keep_unsent(request, name, data.get("comment", ""), data.get("early_reason", ""))
-        return redirect(obj)
+        return redirect(registration_request)
     label = workflow.TRANSITIONS[name].label
     messages.success(request, f"Done: {label.lower()}.")
-    return redirect(obj)
+    return redirect(registration_request)
 
 
 @login_required
 @require_POST
 def comment(request, pk):
-    obj = _get_request(request, pk)
+    registration_request = _get_registration_request(request, pk)
     form = CommentForm(request.POST)
     if not form.is_valid():
         messages.error(request, " ".join(e for errs in form.errors.values() for e in errs))
         _keep_unsent(request, "comment", request.POST.get("body", ""))
-        return redirect(obj)
+        return redirect(registration_request)
     try:
-        actions.request_comment(request=obj, actor=request.user, body=form.cleaned_data["body"],
+        actions.request_comment(request=registration_request, actor=request.user,
+                                body=form.cleaned_data["body"],
                                 audience=form.cleaned_data["audience"])
     except actions.TransitionRefused as exc:
         messages.error(request, str(exc))
         _keep_unsent(request, "comment", form.cleaned_data["body"])
-        return redirect(obj)
+        return redirect(registration_request)
     messages.success(request, "Comment posted.")
-    return redirect(f"{obj.get_absolute_url()}#comments")
+    return redirect(f"{registration_request.get_absolute_url()}#comments")
 
 
 @login_required
 @require_POST
 def assign(request, pk):
-    obj = _get_request(request, pk)
+    registration_request = _get_registration_request(request, pk)
     form = AssignForm(request.POST)
     expert = None
     if form.is_valid() and form.cleaned_data["expert"]:
         expert = get_user_model().objects.filter(pk=form.cleaned_data["expert"]).first()
     try:
-        actions.request_assign(request=obj, expert=expert, actor=request.user)
+        actions.request_assign(request=registration_request, expert=expert, actor=request.user)
     except actions.TransitionRefused as exc:
         messages.error(request, str(exc))
     if request.POST.get("next") == "dashboard":
         return redirect("review:dashboard")
-    return redirect(obj)
+    return redirect(registration_request)
 
 
 @login_required
 @require_POST
 def standardisation(request, pk):
-    obj = _get_request(request, pk)
+    registration_request = _get_registration_request(request, pk)
     try:
-        actions.request_set_standardisation(request=obj, actor=request.user,
+        actions.request_set_standardisation(request=registration_request, actor=request.user,
                                             involved=request.POST.get("involved") == "1",
                                             comment=request.POST.get("comment", "")[:2000])
     except actions.TransitionRefused as exc:
         messages.error(request, str(exc))
-    return redirect(obj)
+    return redirect(registration_request)
 
 
 @require_GET
@@ -275,7 +293,7 @@ def public_review(request):
     # The same for every visitor, and changed only by transitions, which move the
     # registry generation: cached like the registry's pages.
     def build() -> dict:
-        pending = (Request.objects.in_public_review()
+        pending = (RegistrationRequest.objects.in_public_review()
                    .select_related("revises", "published_version")
                    .order_by("review_started_at"))
         return {"pending": list(pending)}
@@ -284,7 +302,7 @@ def public_review(request):
 
 
 def _queue(states):
-    return (Request.objects.filter(state__in=states)
+    return (RegistrationRequest.objects.filter(state__in=states)
             .select_related("registrant", "revises", "assigned_expert", "published_version")
             .order_by("last_activity_at"))
 
@@ -294,7 +312,7 @@ def dashboard(request):
     if not is_expert(request.user):
         raise PermissionDenied("The dashboard is for designated experts.")
     mine = request.GET.get("mine") == "1"
-    keys = Request.objects.conflicting_nid_keys()
+    keys = RegistrationRequest.objects.conflicting_nid_keys()
     columns = []
     for state in (State.IN_REVIEW, State.CHANGES_REQUESTED, State.AWAITING_IESG, State.APPROVED):
         items = _queue([state])
@@ -307,7 +325,7 @@ def dashboard(request):
     return render(request, "review/dashboard.html", {
         "columns": columns, "mine": mine, "now": timezone.now(),
         "experts": get_user_model().objects.filter(groups__name=EXPERT).order_by("email"),
-        "unassigned": Request.objects.filter(state__in=OPEN_STATES,
+        "unassigned": RegistrationRequest.objects.filter(state__in=OPEN_STATES,
                                              assigned_expert__isnull=True).count(),
     })
 
@@ -319,7 +337,7 @@ def staff_queue(request):
     return render(request, "review/staff_queue.html", {
         "ready": _queue([State.APPROVED]),
         "iesg": _queue([State.AWAITING_IESG]),
-        "recent": Request.objects.filter(state=State.REGISTERED)
+        "recent": RegistrationRequest.objects.filter(state=State.REGISTERED)
         .select_related("published_version__namespace").order_by("-updated_at")[:20],
         "now": timezone.now(),
     })
@@ -335,7 +353,7 @@ def nid_check(request):
         problems = check_informal_nid(nid, registered)
     else:
         problems = check_formal_nid(nid, registered)
-    others = (Request.objects.open().filter(proposed_nid__lower=nid.lower()).count()
+    others = (RegistrationRequest.objects.open().filter(proposed_nid__lower=nid.lower()).count()
               if plausible_text(nid, 64) else 0)
     warnings = nid_warnings(nid) if kind != "informal" and plausible_text(nid, 64) else []
     return JsonResponse({

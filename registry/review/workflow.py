@@ -4,7 +4,7 @@ Every move a request can make is a row of TRANSITIONS: the states it leaves,
 the state it reaches, the roles that may take it, the path (community, fast
 track or both) it belongs to, and what it requires. ``check()`` is the one
 place that says yes or no, with a message a person can act on; the actions
-module applies a checked transition. Nothing else sets ``Request.state``.
+module applies a checked transition. Nothing else sets ``RegistrationRequest.state``.
 
 Community path (6.2): draft -> in_review (posted to the list) -> experts may
 request changes (the registrant resubmits: a new round) -> experts approve or
@@ -29,7 +29,7 @@ from registry.accounts.roles import (
     is_expert,
     is_iana_staff,
 )
-from registry.review.models import FINAL_STATES, Comment, Request, State
+from registry.review.models import FINAL_STATES, Comment, RegistrationRequest, State
 from registry.review.validation import submission_problems
 
 COMMUNITY = "community"
@@ -113,11 +113,11 @@ class TransitionRefused(Exception):
     """A transition the workflow does not allow now; the message says why."""
 
 
-def path_of(request: Request) -> str:
+def path_of(request: RegistrationRequest) -> str:
     return FAST_TRACK if request.fast_track else COMMUNITY
 
 
-def roles_of(user, request: Request) -> set[str]:
+def roles_of(user, request: RegistrationRequest) -> set[str]:
     roles = set()
     if getattr(user, "is_authenticated", False):
         if user.pk == request.registrant_id:
@@ -152,8 +152,8 @@ def check_move(transition: Transition, *, state: str, path: str, roles: set[str]
         raise TransitionRefused(f'Only {who} can "{transition.label.lower()}".')
 
 
-def check(request: Request, name: str, user, *, comment: str = "", early_reason: str = "",
-          now=None) -> Transition:
+def check(request: RegistrationRequest, name: str, user, *, comment: str = "",
+          early_reason: str = "", now=None) -> Transition:
     """Whether ``user`` may take transition ``name`` on ``request`` now; raises
     :class:`TransitionRefused` with the reason when not."""
     transition = TRANSITIONS.get(name)
@@ -184,20 +184,20 @@ def check(request: Request, name: str, user, *, comment: str = "", early_reason:
     return transition
 
 
-def _check_complete(request: Request) -> None:
+def _check_complete(request: RegistrationRequest) -> None:
     problems = submission_problems(request)
     if problems:
         raise TransitionRefused("The template is not ready: " + "; ".join(problems))
 
 
-def can_view(request: Request, user) -> bool:
+def can_view(request: RegistrationRequest, user) -> bool:
     """A draft is private to its registrant; from submission on, review is public."""
     if request.state == State.DRAFT:
         return getattr(user, "is_authenticated", False) and user.pk == request.registrant_id
     return True
 
 
-def comment_audiences(request: Request, user) -> list[str]:
+def comment_audiences(request: RegistrationRequest, user) -> list[str]:
     """Who ``user`` may address a comment to on ``request``: the public review (anyone
     signed in, once submitted and while open; the participants afterwards), the
     registrant (experts and staff), the experts only (experts)."""
@@ -214,7 +214,7 @@ def comment_audiences(request: Request, user) -> list[str]:
     return audiences
 
 
-def available(request: Request, user) -> list[Transition]:
+def available(request: RegistrationRequest, user) -> list[Transition]:
     """The transitions ``user`` could take on ``request`` (ignoring comments and periods)."""
     roles = roles_of(user, request)
     result = []

@@ -201,13 +201,13 @@ def test_idle_requests_get_one_reminder(registrant, expert, settings,
 
     from django.utils import timezone
 
-    from registry.review.models import Request
+    from registry.review.models import RegistrationRequest
     from registry.review.tasks import remind_idle_requests_task
 
     settings.REVIEW_IDLE_REMINDER_DAYS = 7
     idle = make_request(registrant, nid="sleepy")
     make_request(registrant, nid="awake")
-    Request.objects.filter(pk=idle.pk).update(
+    RegistrationRequest.objects.filter(pk=idle.pk).update(
         last_activity_at=timezone.now() - dt.timedelta(days=8))
     mail.outbox.clear()
     with django_capture_on_commit_callbacks(execute=True):
@@ -218,7 +218,7 @@ def test_idle_requests_get_one_reminder(registrant, expert, settings,
     event = RequestEvent.objects.get(request=idle, transition="remind")
     assert event.comment == "No activity for 8 days; the experts were reminded."
     # A week later, still idle: a second reminder.
-    Request.objects.filter(pk=idle.pk).update(
+    RegistrationRequest.objects.filter(pk=idle.pk).update(
         reminded_at=timezone.now() - dt.timedelta(days=8))
     with django_capture_on_commit_callbacks(execute=True):
         assert remind_idle_requests_task() == 1

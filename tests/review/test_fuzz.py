@@ -44,13 +44,13 @@ def test_search_and_lookups_never_crash(client, db, q):
 @FUZZ
 @given(values=st.fixed_dictionaries({name: texts for name in TEXT_FIELDS}))
 def test_every_template_field_round_trips_through_a_draft(client, registrant, values):
-    from registry.review.models import Request
+    from registry.review.models import RegistrationRequest
 
     client.force_login(registrant)
     data = {"kind": "formal", "proposed_nid": "", "edit_version": 0, "save": "1", **values}
     response = client.post(reverse("review:new"), data)
     if response.status_code == 302:
-        saved = Request.objects.filter(registrant=registrant).latest("pk")
+        saved = RegistrationRequest.objects.filter(registrant=registrant).latest("pk")
         for name, value in values.items():
             expected = value.strip().replace("\r\n", "\n").replace("\r", "\n")
             stored = getattr(saved, name).replace("\r\n", "\n")

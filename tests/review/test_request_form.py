@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from registry.review import actions
-from registry.review.models import Request, State
+from registry.review.models import RegistrationRequest, State
 from tests.factories import complete_values, make_request
 
 
@@ -36,7 +36,7 @@ def test_the_form_shows_every_appendix_a_field_with_guidance(logged_in):
 def test_a_partial_draft_saves(logged_in, registrant):
     response = logged_in.post(reverse("review:new"), {"kind": "formal", "proposed_nid": "",
                                                       "edit_version": 0, "purpose": "Half."})
-    request = Request.objects.get(registrant=registrant)
+    request = RegistrationRequest.objects.get(registrant=registrant)
     assert response.status_code == 302 and response["Location"] == f"/requests/{request.pk}/edit/"
     assert request.state == State.DRAFT and request.purpose == "Half."
 
@@ -45,7 +45,7 @@ def test_submitting_from_the_form(logged_in, registrant, expert, mailoutbox,
                                   django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         response = logged_in.post(reverse("review:new"), form_data(submit="1"))
-    request = Request.objects.get(registrant=registrant)
+    request = RegistrationRequest.objects.get(registrant=registrant)
     assert response["Location"] == f"/requests/{request.pk}/"
     assert request.state == State.IN_REVIEW
     assert [m.subject for m in mailoutbox] == ["[urn] Registration request for URN NID formnid"]
@@ -59,7 +59,7 @@ def test_submitting_an_incomplete_template_marks_each_missing_field(logged_in):
     assert html.count("Required before you submit.") == 3
     assert "Names archive records persistently." not in html  # purpose was emptied
     assert "Sequential, never reused." in html  # what was typed is still there
-    assert not Request.objects.exists()
+    assert not RegistrationRequest.objects.exists()
 
 
 @pytest.mark.parametrize(
@@ -94,7 +94,7 @@ def test_a_1mb_field_is_refused_at_the_field_and_kept(logged_in):
     assert response.status_code == 400
     assert "at most 20000 characters (it has 1000000)" in html
     assert big in html
-    assert not Request.objects.exists()
+    assert not RegistrationRequest.objects.exists()
 
 
 def test_nul_bytes_are_refused_at_the_field(logged_in):
@@ -193,9 +193,10 @@ def test_revision_form_requires_revision_information_and_shows_a_diff(
     approve(make_request(registrant, nid="revme"), expert, staff, register=True)
     client.force_login(registrant)
     assert client.get(reverse("review:new"), {"revises": "REVME"}).status_code == 302
-    assert not Request.objects.filter(revises__isnull=False).exists()  # a GET writes nothing
+    # A GET writes nothing.
+    assert not RegistrationRequest.objects.filter(revises__isnull=False).exists()
     response = client.post(reverse("review:new"), {"revises": "REVME"})
-    request = Request.objects.get(revises=Namespace.objects.by_nid("revme").get())
+    request = RegistrationRequest.objects.get(revises=Namespace.objects.by_nid("revme").get())
     assert response["Location"] == f"/requests/{request.pk}/edit/"
     data = form_data(request.edit_version, submit="1", resolution="Now with a mirror.")
     data.pop("proposed_nid")
@@ -220,13 +221,13 @@ def test_fast_track_for_an_unrecognized_body_is_a_field_error(logged_in):
     html = htmllib.unescape(response.content.decode())
     assert response.status_code == 400
     assert "recorded as recognized (RFC 8141 section 6.3" in html
-    assert not Request.objects.exists()
+    assert not RegistrationRequest.objects.exists()
 
 
 def test_a_recognized_body_may_ask_for_the_fast_track(client, standards_body):
     client.force_login(standards_body)
     response = client.post(reverse("review:new"), form_data(fast_track="on", submit="1"))
-    request = Request.objects.get()
+    request = RegistrationRequest.objects.get()
     assert response.status_code == 302 and request.fast_track and request.state == "in_review"
 
 
@@ -238,7 +239,7 @@ def test_only_the_holder_can_start_a_revision_from_the_web(client, registrant,
     client.force_login(other_registrant)
     assert client.post(reverse("review:new"), {"revises": "heldns"}).status_code == 403
     assert client.post(reverse("review:new"), {"revises": "nosuchns"}).status_code == 404
-    assert not Request.objects.filter(registrant=other_registrant).exists()
+    assert not RegistrationRequest.objects.filter(registrant=other_registrant).exists()
     client.force_login(registrant)
     page = client.get("/namespaces/heldns/").content.decode()
     assert 'method="post" action="/requests/new/"' in page and "Start a new version" in page

@@ -186,27 +186,27 @@ def test_the_fast_track_offers_no_expert_decisions(people):
 
 
 def test_the_state_cannot_change_without_its_event(people):
-    from registry.namespaces.models import AppendOnlyError
+    from registry.history import UnrecordedChange
 
     request = request_in("in_review", path=C, people=people, nid="sneaky")
     request.state = State.APPROVED
-    with pytest.raises(AppendOnlyError):
+    with pytest.raises(UnrecordedChange):
         request.save()
-    from registry.review.models import Request
+    from registry.review.models import RegistrationRequest
 
-    with pytest.raises(AppendOnlyError):
-        Request.objects.filter(pk=request.pk).update(state=State.APPROVED)
-    with pytest.raises(AppendOnlyError):
-        Request.objects.bulk_update([request], ["state"])
+    with pytest.raises(UnrecordedChange):
+        RegistrationRequest.objects.filter(pk=request.pk).update(state=State.APPROVED)
+    with pytest.raises(UnrecordedChange):
+        RegistrationRequest.objects.bulk_update([request], ["state"])
     request.refresh_from_db()
     assert request.state == State.IN_REVIEW
 
 
 @pytest.mark.parametrize("state", State.values)
 def test_comment_audiences_by_role_and_state(state, people):
-    from registry.review.models import Request
+    from registry.review.models import RegistrationRequest
 
-    request = Request(registrant=people["registrant"], state=state)
+    request = RegistrationRequest(registrant=people["registrant"], state=state)
     final = state in ("registered", "rejected", "withdrawn")
     public = [] if state == "draft" else ["public"]
     expected = {

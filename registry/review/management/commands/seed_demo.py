@@ -22,7 +22,7 @@ from registry.accounts.roles import EXPERT, STAFF, add_role
 from registry.env import IS_PRODUCTION
 from registry.namespaces.models import Namespace
 from registry.review import actions
-from registry.review.models import Request
+from registry.review.models import RegistrationRequest
 
 DEMO_PASSWORD = "demo-registry-8141"  # noqa: S105 - local demo accounts only
 
@@ -68,7 +68,7 @@ class Command(BaseCommand):
                       for email, first, last, org, roles in PEOPLE}
             people["sdo@example.org"].recognized_standards_body = True
             people["sdo@example.org"].save(update_fields=["recognized_standards_body"])
-            if not Request.objects.exists():
+            if not RegistrationRequest.objects.exists():
                 self._requests(people)
             if with_history and not Namespace.objects.by_nid("exarchive").exists():
                 self._history(people)
@@ -150,6 +150,6 @@ class Command(BaseCommand):
                                    early_reason=long_ago)
         actions.request_create(actor=rita, kind="formal", proposed_nid="exdraft",
                                values={"purpose": "Half-written draft."})
-        Request.objects.filter(pk=pending.pk).update(
+        RegistrationRequest.objects.filter(pk=pending.pk).update(
             last_activity_at=timezone.now() - dt.timedelta(days=9)
         )
