@@ -186,3 +186,22 @@ def test_unread_query_parameters_share_the_entry(client, registry,
     client.get("/namespaces/isbn/")
     with django_assert_max_num_queries(1):
         client.get("/namespaces/isbn/?utm_source=crawler")
+
+
+def test_the_experts_named_on_the_registry_page_follow_role_and_name_changes(client, registry):
+    from registry.accounts.roles import EXPERT, add_role
+    from tests.factories import make_user
+
+    def named() -> str:
+        tree = lxml_html.fromstring(client.get("/").content)
+        return " ".join(p.text_content() for p in tree.xpath("//p[contains(., 'Designated')]"))
+
+    person = make_user("newexpert@example.org")
+    assert "Designated" not in named()
+    add_role(person, EXPERT)
+    assert person.display_name in named()
+    person.first_name, person.last_name = "Ada", "Reviewer"
+    person.save()
+    assert "Ada Reviewer" in named()
+    person.groups.clear()
+    assert "Ada Reviewer" not in named()
