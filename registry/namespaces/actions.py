@@ -24,7 +24,7 @@ from registry.namespaces.models import (
 )
 from registry.namespaces.querysets import normalize_rfc_numbers
 from registry.namespaces.template import TEXT_FIELDS
-from registry.urns import check_formal_nid, informal_nid
+from registry.urns import check_formal_nid, informal_nid, nid_key
 
 ACTIVE = Namespace.Status.ACTIVE
 DEPRECATED = Namespace.Status.DEPRECATED
@@ -283,17 +283,17 @@ def namespaces_bulk_register(*, registrations: list[dict], actor=None,
     version first. Writes what ``namespace_register`` and ``version_publish`` write,
     event rows included, with a few multi-row INSERTs instead of one transaction
     per version; the NIDs are checked the same way. Returns how many were made."""
-    taken = Namespace.objects.nid_keys()
+    taken = {nid_key(nid) for nid in Namespace.objects.values_list("nid", flat=True)}
     for entry in registrations:
         nid = entry["nid"]
         problems = [p for p in check_formal_nid(nid) if p.code != "already_registered"]
         if problems:
             raise RegistryError(f"{nid}: {problems[0]}")
-        if nid.lower() in taken:
+        if nid_key(nid) in taken:
             raise NIDConflict(_taken_message(nid))
         if not entry["versions"]:
             raise RegistryError(f"{nid}: a registration needs version 1 of its template.")
-        taken.add(nid.lower())
+        taken.add(nid_key(nid))
     namespaces = Namespace.objects.bulk_create(
         [
             Namespace(

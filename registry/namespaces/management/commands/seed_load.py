@@ -38,7 +38,7 @@ class Command(BaseCommand):
         if namespaces < 0 or not 1 <= versions <= 50:
             raise CommandError("--namespaces must be 0 or more and --versions 1 to 50.")
         started = time.monotonic()
-        taken = Namespace.objects.nid_keys()
+        taken = {nid.lower() for nid in Namespace.objects.values_list("nid", flat=True)}
         missing = [n for n in range(1, namespaces + 1)
                    if seed_nid(prefix, n).lower() not in taken]
         made = 0
