@@ -125,6 +125,9 @@ class NamespaceQuerySet(EventGuardedQuerySet):
 
 # The stored, generated tsvector columns of migration 0006 (PostgreSQL only).
 _MATCHES = "{column} @@ websearch_to_tsquery('english'::regconfig, %s)"
+_NID_CHARACTERS = re.compile(r"[A-Za-z0-9-]+")
+# A search counts its matches up to this many; the page then says "more than".
+COUNT_CAP = 1000
 
 
 class RankedSearch:
@@ -132,7 +135,8 @@ class RankedSearch:
     slicing, like a queryset). A slice is one UNION ALL of three ranks, each
     read from its index in NID order and cut at the slice's end:
 
-    1. the NID contains the query (trigram index): exact, prefix, then substring;
+    1. the NID contains the query (trigram index): exact, prefix, then substring
+       (only when the query could be part of a NID);
     2. the registry row (NID, organisation, references) matches (``search_head``);
     3. only the template text matches (``search_vector``)."""
 
@@ -140,6 +144,8 @@ class RankedSearch:
         self.queryset = queryset
         self.q = q
         self.terms = terms
+        # Only letters, digits and hyphens can be part of a NID (section 2).
+        self.nid_like = bool(_NID_CHARACTERS.fullmatch(q))
 
     def _match(self, column: str, negate: bool = False) -> RawSQL:
         sql = _MATCHES.format(column=column)
@@ -147,9 +153,17 @@ class RankedSearch:
         return RawSQL(f"NOT ({sql})" if negate else sql, (self.terms,),  # noqa: S611
                       output_field=BooleanField())
 
+    def _matching(self):
+        match = Q(self._match("search_vector"))
+        if self.nid_like:
+            match |= Q(nid__icontains=self.q)
+        return self.queryset.filter(match)
+
     def count(self) -> int:
-        return self.queryset.filter(Q(self._match("search_vector"))
-                                    | Q(nid__icontains=self.q)).count()
+        """How many match, counted up to ``COUNT_CAP + 1``: beyond that, the page says
+        "more than" and the visitor refines the query (counting every match of a
+        common word would read every row)."""
+        return self._matching()[:COUNT_CAP + 1].count()
 
     def __getitem__(self, window: slice) -> list:
         if not isinstance(window, slice):
@@ -164,16 +178,18 @@ class RankedSearch:
             default=Value(100),
             output_field=IntegerField(),
         )
-        not_nid = ~Q(nid__icontains=self.q)
+        not_nid = ~Q(nid__icontains=self.q) if self.nid_like else Q()
         ranks = [
-            self.queryset.filter(nid__icontains=self.q)
-            .annotate(nid_rank=nid_rank, sort_key=by_nid).order_by("-nid_rank", "sort_key"),
             self.queryset.filter(self._match("search_head"), not_nid)
             .annotate(nid_rank=Value(50), sort_key=by_nid).order_by("sort_key"),
             self.queryset.filter(self._match("search_vector"),
                                  self._match("search_head", negate=True), not_nid)
             .annotate(nid_rank=Value(0), sort_key=by_nid).order_by("sort_key"),
         ]
+        if self.nid_like:
+            ranks.insert(0, self.queryset.filter(nid__icontains=self.q)
+                         .annotate(nid_rank=nid_rank, sort_key=by_nid)
+                         .order_by("-nid_rank", "sort_key"))
         first, *rest = (rank[:stop] for rank in ranks)
         return list(first.union(*rest, all=True).order_by("-nid_rank", "sort_key")[start:stop])
 

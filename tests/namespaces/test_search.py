@@ -99,3 +99,19 @@ def test_each_rank_is_read_from_its_index(db):
         indexes = {row[0] for row in cursor.fetchall()}
     assert {"namespace_search_head", "namespace_search_vector",
             "namespace_nid_trigram"} <= indexes
+
+
+@pytest.mark.postgres
+def test_a_search_counts_up_to_the_cap_and_says_more_than(client, db, monkeypatch):
+    from registry.namespaces import querysets
+
+    monkeypatch.setattr(querysets, "COUNT_CAP", 3)
+    monkeypatch.setattr("registry.namespaces.views.COUNT_CAP", 3)
+    Namespace.objects.bulk_create(
+        Namespace(nid=f"many{i}", kind="formal", search_text="Common words here.")
+        for i in range(6))
+    assert Namespace.objects.search("common").count() == 4
+    tree = lxml_html.fromstring(client.get("/search/", {"q": "common words"}).content)
+    said = tree.xpath("//main//p[contains(., 'results')]")[0].text_content()
+    assert "More than 3 results" in said
+    assert len(tree.xpath('//*[@id="results"]/li')) == 4
