@@ -14,7 +14,7 @@ from registry.namespaces.checker import MAX_URNS, check_urns, split_lines
 from registry.namespaces.models import Namespace
 from registry.namespaces.presentation import field_diffs, highlight, pick_pair, registry_rows
 from registry.namespaces.public_cache import current_generation, public_document, public_page
-from registry.namespaces.querysets import COUNT_CAP, clean_query, nid_from_query
+from registry.namespaces.querysets import clean_query, nid_from_query
 from registry.namespaces.template import SECTIONS, render_text, template_values
 
 PAGE_SIZE = 250
@@ -130,9 +130,8 @@ def search(request):
             )
             namespace.nid_html = highlight(namespace.nid, q)
         suggestions = Namespace.objects.similar_to(q) if q and not page.paginator.count else []
-        more_than = COUNT_CAP if page.paginator.count > COUNT_CAP else None
         return {"q": q, "page": page, "suggestions": suggestions, "urn_nid": nid,
-                "more_than": more_than,
+
                 "slots": {"nav": {"search_query": q}}}
 
     return public_page(request, "namespaces/search.html", build, params=("q", "page"))

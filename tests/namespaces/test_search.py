@@ -102,16 +102,10 @@ def test_each_rank_is_read_from_its_index(db):
 
 
 @pytest.mark.postgres
-def test_a_search_counts_up_to_the_cap_and_says_more_than(client, db, monkeypatch):
-    from registry.namespaces import querysets
-
-    monkeypatch.setattr(querysets, "COUNT_CAP", 3)
-    monkeypatch.setattr("registry.namespaces.views.COUNT_CAP", 3)
-    Namespace.objects.bulk_create(
-        Namespace(nid=f"many{i}", kind="formal", search_text="Common words here.")
-        for i in range(6))
-    assert Namespace.objects.search("common").count() == 4
-    tree = lxml_html.fromstring(client.get("/search/", {"q": "common words"}).content)
-    said = tree.xpath("//main//p[contains(., 'results')]")[0].text_content()
-    assert "More than 3 results" in said
-    assert len(tree.xpath('//*[@id="results"]/li')) == 4
+def test_the_count_adds_nid_matches_whose_text_does_not_match(db, staff):
+    namespace_register(kind="formal", nid="zebrafish", date=dt.date(2026, 1, 5), actor=staff,
+                       values=complete_values(purpose="About fish."))
+    namespace_register(kind="formal", nid="other", date=dt.date(2026, 1, 5), actor=staff,
+                       values=complete_values(purpose="Mentions zebra stripes."))
+    assert Namespace.objects.search("zebra").count() == 2  # NID substring + text
+    assert [ns.nid for ns in Namespace.objects.search("zebra")[0:10]] == ["zebrafish", "other"]
