@@ -23,6 +23,7 @@ from registry.namespaces.exports import registry_csv, registry_xml
 from registry.namespaces.models import Namespace, NamespaceEvent
 from registry.namespaces.public_cache import public_document
 from registry.namespaces.template import TEXT_FIELDS
+from registry.protection import limited
 
 API_PAGE_SIZE = 100
 
@@ -110,6 +111,7 @@ def _namespace_detail(request, nid):
 
 @csrf_exempt  # a read-only computation with no side effects or session use
 @require_http_methods(["GET", "POST"])
+@limited("api_check")
 def check(request):
     """GET ?urn=... (repeatable) or POST a JSON list / {"urns": [...]} / plain lines."""
     if request.method == "GET":
@@ -136,6 +138,8 @@ def _posted_urns(request) -> list[str]:
             data = json.loads(body)
         except json.JSONDecodeError as exc:
             raise ValueError(f"the body is not JSON: {exc.msg}") from None
+        except RecursionError:  # any nesting depth: the parser's stack, not ours, gives out
+            raise ValueError("the body is nested too deeply; send a flat list") from None
         if isinstance(data, dict):
             data = data.get("urns")
         if not isinstance(data, list) or not all(isinstance(u, str) for u in data):
