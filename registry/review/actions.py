@@ -12,7 +12,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from registry.accounts.roles import is_expert
-from registry.namespaces.actions import RegistryError, namespace_register, version_publish
+from registry.namespaces.actions import (
+    RegistryError,
+    namespace_register,
+    registry_changed,
+    version_publish,
+)
 from registry.namespaces.models import Namespace
 from registry.namespaces.template import TEXT_FIELDS
 from registry.review import tasks
@@ -207,6 +212,7 @@ def request_transition(*, request: RegistrationRequest, transition: str, actor, 
     request.state = move.target
     request.last_activity_at = now
     request.save_with_event()
+    registry_changed()  # the public review list and the namespace's pending revision
     _queue_event_mails(event)
     return request
 

@@ -20,6 +20,7 @@ from registry.accounts.roles import EXPERT, is_expert, is_iana_staff
 from registry.namespaces.advice import confusion_index, nid_warnings, warning_json
 from registry.namespaces.models import Namespace
 from registry.namespaces.presentation import field_diffs, pick_pair
+from registry.namespaces.public_cache import public_page
 from registry.namespaces.querysets import plausible_text
 from registry.namespaces.template import SECTIONS, TEXT_FIELDS, render_text, template_values
 from registry.protection import limited
@@ -54,7 +55,8 @@ def _get_registration_request(request, pk: int) -> RegistrationRequest:
 
 @login_required
 def my_requests(request):
-    mine = (RegistrationRequest.objects.of(request.user).select_related("revises")
+    mine = (RegistrationRequest.objects.of(request.user)
+            .select_related("revises", "published_version")
             .order_by("-updated_at"))
     held = Namespace.objects.filter(holder=request.user)
     return render(request, "review/my_requests.html", {"requests": mine, "held": held})
@@ -380,15 +382,22 @@ def standardisation(request, pk):
     return redirect(registration_request)
 
 
+@require_GET
 def public_review(request):
-    pending = (RegistrationRequest.objects.in_public_review()
-               .select_related("registrant", "revises").order_by("review_started_at"))
-    return render(request, "review/public_review.html", {"pending": pending, "now": timezone.now()})
+    # The same for every visitor, and changed only by transitions, which move the
+    # registry generation: cached like the registry's pages.
+    def build() -> dict:
+        pending = (RegistrationRequest.objects.in_public_review()
+                   .select_related("revises", "published_version")
+                   .order_by("review_started_at"))
+        return {"pending": list(pending)}
+
+    return public_page(request, "review/public_review.html", build)
 
 
 def _queue(states):
     return (RegistrationRequest.objects.filter(state__in=states)
-            .select_related("registrant", "revises", "assigned_expert")
+            .select_related("registrant", "revises", "assigned_expert", "published_version")
             .order_by("last_activity_at"))
 
 
