@@ -67,6 +67,11 @@ def exported_namespaces(kind: str | None = None):
     return queryset.order_by("kind", "informal_number", "nid")
 
 
+def _iana_order(ns: Namespace) -> tuple[int, str]:
+    """IANA's order within a sub-registry: formal by NID, informal by number."""
+    return (ns.informal_number or 0, ns.nid.lower())
+
+
 def attach_version_facts(namespaces: list[Namespace]) -> None:
     """Set ``version_count`` and ``last_version_date`` on a page of namespaces in one
     query (a subquery per row would be computed for every row an OFFSET skips)."""
@@ -157,15 +162,24 @@ def registry_xml() -> bytes:
     if updated := last_real_change(metadata):
         _el(root, "updated", updated.isoformat())
     _el(root, "note", REGISTRY_NOTE)
+    # One query for both sub-registries, and the experts' accounts read at most once.
+    by_kind: dict[str, list[Namespace]] = {kind: [] for kind in SUB_REGISTRIES}
+    for ns in exported_namespaces():
+        by_kind[ns.kind].append(ns)
+    from_accounts: str | None = None
     for kind, (sub_id, title, rule_tail) in SUB_REGISTRIES.items():
         sub = _el(root, "registry", id=sub_id)
         _el(sub, "title", title)
         _xref(sub, RFC8141)
         rule = _el(sub, "registration_rule", "Expert Review, per Section 6 of ")
         _xref(rule, RFC8141).tail = "." + rule_tail
-        if line := experts(kind, metadata):
+        line = metadata[kind].experts if kind in metadata else ""
+        if not line:
+            from_accounts = experts(kind, metadata) if from_accounts is None else from_accounts
+            line = from_accounts
+        if line:
             _el(sub, "expert", line)
-        for ns in exported_namespaces(kind):
+        for ns in sorted(by_kind[kind], key=_iana_order):
             _record(sub, ns)
     people = _el(root, "people")
     for person in Person.objects.order_by("person_id"):

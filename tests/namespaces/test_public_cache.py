@@ -14,9 +14,12 @@ from registry.namespaces.actions import (
     namespace_import,
     namespace_register,
     namespace_set_status,
+    person_sync,
     registry_changed,
+    registry_metadata_set,
     version_publish,
 )
+from registry.namespaces.iana import Person, Record
 from registry.namespaces.models import Namespace, RegistryGeneration
 from registry.review import actions as review_actions
 from tests.factories import complete_values, make_request
@@ -48,7 +51,10 @@ def test_every_writer_moves_the_generation(db, staff, registrant):
                                      status="deprecated", comment="Use x.", actor=staff),
         lambda: namespace_edit_row(namespace=Namespace.objects.by_nid("movetest").get(),
                                    changes={"registry_note": "Edited."}, actor=staff),
-        lambda: namespace_import(row={"name": "imported1", "refs": ["RFC1"]}, kind="formal"),
+        lambda: namespace_import(record=Record(kind="formal", name="imported1",
+                                               references=[{"type": "rfc", "data": "rfc1"}])),
+        lambda: person_sync(person=Person(person_id="New_Person", name="New Person")),
+        lambda: registry_metadata_set(key="formal", experts="Someone New"),
         lambda: make_request(registrant, nid="viareview"),  # a transition: in review
     ]
     for move in moves:

@@ -17,7 +17,11 @@ PUBLIC_PAGES = [
     "/namespaces/widget000/", "/namespaces/widget000/v/1/", "/namespaces/widget000/history/",
     "/namespaces/widget000/diff/?a=1&b=2", "/requests/review/", "/api/namespaces/",
     "/api/namespaces/widget000/", "/feed.atom", "/registry.csv", "/registry.xml",
+    "/urn-namespaces-1.csv", "/urn-namespaces-2.csv",
 ]
+# IANA's XML is one document built once per registry generation from six reads
+# (generation, metadata, last change, experts, namespaces, people); every page is at most 5.
+COLD_LIMIT = {"/registry.xml": 6}
 PRIVATE_PAGES = [
     ("registrant", "/requests/"),
     ("expert", "/requests/dashboard/"),
@@ -97,4 +101,5 @@ def test_no_page_makes_a_query_per_row(client, people):
     grow(12, **grown)
     many = measure()
     assert many == few
-    assert {path: n for path, n in many.items() if path in PUBLIC_PAGES and n > 5} == {}
+    assert {path: n for path, n in many.items()
+            if path in PUBLIC_PAGES and n > COLD_LIMIT.get(path, 5)} == {}
