@@ -85,7 +85,8 @@ class RequestForm(forms.ModelForm):
         head = [] if revision else [
             Fieldset("Namespace", "kind",
                      Div(Field("proposed_nid"), HTML('<div id="nid-status" class="field-status" '
-                                                     'aria-live="polite"></div>'),
+                                                     'aria-live="polite" aria-atomic="true">'
+                                                     '</div>'),
                          css_id="nid-group"),
                      "fast_track"),
         ]
