@@ -120,19 +120,22 @@ def build_site() -> Site:
     def page(key: str, suffix: str = "") -> Page:
         return Page(f"/requests/{r[key].pk}/{suffix}")
 
+    # Every public page in each of its states, as anonymous sees it; the signed-in personas
+    # see one page of each kind (their navigation differs) and the request pages whose
+    # actions and comments differ for them.
+    core = [Page("/"), Page("/search/?q=isbn"), Page("/check/?urn=urn:exarchive:1-2"),
+            Page("/namespaces/exarchive/"), Page("/namespaces/exarchive/v/1/"),
+            Page("/namespaces/exarchive/diff/?a=1&b=2"), Page("/requests/review/")]
+    every_state = [page(key) for key in ("in_review", "changes_requested", "awaiting_iesg",
+                                         "approved", "rejected", "registered", "rival",
+                                         "fast_track", "informal")]
     public = [
-        Page("/"), Page("/?status=deprecated&sort=-date"), Page("/?letter=i&sort=nid"),
-        Page("/search/"), Page("/search/?q=isbn"), Page("/search/?q=archive+records"),
+        *core, Page("/?status=deprecated&sort=-date"), Page("/?letter=i&sort=nid"),
+        Page("/search/"), Page("/search/?q=archive+records"),
         Page("/search/?q=urn:nosuch:thing"), Page("/search/?q=isbm"),
-        Page("/check/"), Page("/check/?urn=urn:exarchive:1-2"),
-        Page("/check/?urn=urn:x-bad:a%20b"),
-        Page("/namespaces/exarchive/"), Page("/namespaces/exarchive/v/1/"),
-        Page("/namespaces/exarchive/diff/?a=1&b=2"), Page("/namespaces/isbn/"),
-        Page("/namespaces/uuid/"), Page("/namespaces/urn-1/"), Page("/namespaces/exarchiv/"),
-        Page("/requests/review/"),
-        page("in_review"), page("changes_requested"), page("awaiting_iesg"), page("approved"),
-        page("rejected"), page("registered"), page("rival"), page("fast_track"),
-        page("informal"),
+        Page("/check/"), Page("/check/?urn=urn:x-bad:a%20b"),
+        Page("/namespaces/isbn/"), Page("/namespaces/uuid/"), Page("/namespaces/urn-1/"),
+        Page("/namespaces/exarchiv/"), *every_state,
     ]
     pages: dict[str, list[Page]] = {
         "anonymous": [*public,
@@ -144,23 +147,28 @@ def build_site() -> Site:
                       Page("/accounts/password/reset/key/done/"),
                       Page("/accounts/login/", form={"login": "nobody@example.org",
                                                      "password": "wrong password"}),
-                      Page("/accounts/signup/", form={"email": "not an address",
+                      Page("/accounts/signup/", form={"email": "fresh@example.org",
                                                       "password1": "short",
                                                       "password2": "other"})],
-        "registrant": [*public,
+        "registrant": [*core,
+                       *(page(key) for key in ("in_review", "changes_requested",
+                                               "awaiting_iesg", "approved", "rejected",
+                                               "registered", "draft", "revision", "withdrawn")),
                        Page("/requests/"), Page("/requests/new/"),
-                       page("draft"), page("draft", "edit/"), page("changes_requested", "edit/"),
-                       page("revision"), page("revision", "edit/"), page("withdrawn"),
+                       page("draft", "edit/"), page("changes_requested", "edit/"),
+                       page("revision", "edit/"),
                        Page(f"/requests/{r['draft'].pk}/edit/",
                             form={"proposed_nid": "xn--bad", "purpose": "", "syntax": ""},
                             submit="submit"),
                        Page("/requests/new/", form={"proposed_nid": "ab"}, submit="submit"),
                        Page("/requests/dashboard/"),
                        Page("/accounts/email/"), Page("/accounts/password/change/")],
-        "other_registrant": [*public, Page("/requests/"), page("draft")],
-        "expert": [*public, Page("/requests/dashboard/"), Page("/requests/dashboard/?mine=1"),
-                   Page("/requests/")],
-        "staff": [*public, Page("/requests/iana/"), Page("/requests/")],
-        "standards_body": [*public, Page("/requests/")],
+        "other_registrant": [*core, Page("/requests/"), page("rival"), page("in_review"),
+                             page("draft")],
+        "expert": [*core, *every_state, Page("/requests/dashboard/"),
+                   Page("/requests/dashboard/?mine=1"), Page("/requests/")],
+        "staff": [*core, page("approved"), page("informal"), page("awaiting_iesg"),
+                  page("in_review"), Page("/requests/iana/"), Page("/requests/")],
+        "standards_body": [*core, page("fast_track"), page("in_review"), Page("/requests/")],
     }
     return Site(people=who, pages=pages, requests=r)
