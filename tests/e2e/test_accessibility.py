@@ -8,6 +8,7 @@ axe-core is vendored in tests/e2e/vendor/axe-core (MPL-2.0, see its README there
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.conf import settings
@@ -30,7 +31,7 @@ PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}
 
 
-def signed_in(browser, live_server, user):
+def signed_in(browser: Any, live_server: Any, user: Any) -> Any:
     """A browser context with ``user``'s session (no log-in form per persona)."""
     context = browser.new_context(base_url=live_server.url, viewport=DESKTOP)
     context.set_default_timeout(15_000)
@@ -43,7 +44,7 @@ def signed_in(browser, live_server, user):
     return context
 
 
-def open_page(tab, page: Page) -> None:
+def open_page(tab: Any, page: Page) -> None:
     """Show ``page`` as a person would: load it, and for a posted page fill its form and
     press its button."""
     tab.goto(page.url)
@@ -57,8 +58,8 @@ def open_page(tab, page: Page) -> None:
         tab.click(button)
 
 
-def test_every_page_for_every_persona_passes_axe_and_reflows_at_390px(browser, live_server,
-                                                                      subtests):
+def test_every_page_for_every_persona_passes_axe_and_reflows_at_390px(
+        browser: Any, live_server: Any, subtests: Any) -> None:
     site = build_site()
     checked = 0
     for persona in PERSONAS:

@@ -4,6 +4,8 @@ decision, with no mouse."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.conf import settings
 from django.test import Client
@@ -17,11 +19,12 @@ FOCUS_ID = "() => document.activeElement.id || document.activeElement.name || ''
 
 
 @pytest.fixture(autouse=True)
-def _eager(settings):
+def _eager(settings: Any) -> None:
     settings.CELERY_TASK_ALWAYS_EAGER = True
 
 
-def keyboard_page(browser, live_server, user, *, width=1366, height=768):
+def keyboard_page(browser: Any, live_server: Any, user: Any, *, width: int = 1366,
+                  height: int = 768) -> tuple[Any, Any]:
     # Reduced motion: Bootstrap's smooth scrolling would make the measures below race it.
     context = browser.new_context(base_url=live_server.url, reduced_motion="reduce",
                                   viewport={"width": width, "height": height})
@@ -33,7 +36,7 @@ def keyboard_page(browser, live_server, user, *, width=1366, height=768):
     return context, context.new_page()
 
 
-def tab_to(page, selector: str, limit: int = 120) -> None:
+def tab_to(page: Any, selector: str, limit: int = 120) -> None:
     """Press Tab until the element matching ``selector`` has the focus."""
     for _ in range(limit):
         page.keyboard.press("Tab")
@@ -42,7 +45,7 @@ def tab_to(page, selector: str, limit: int = 120) -> None:
     raise AssertionError(f"Tab never reached {selector}")
 
 
-def visible_above_the_bar(page) -> float:
+def visible_above_the_bar(page: Any) -> float:
     """How many px of the focused element are visible above the sticky Save/Submit bar
     (measured once the browser has scrolled it into view)."""
     page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
@@ -54,7 +57,7 @@ def visible_above_the_bar(page) -> float:
     }""")
 
 
-def test_request_form_by_keyboard_alone(browser, live_server, registrant):
+def test_request_form_by_keyboard_alone(browser: Any, live_server: Any, registrant: Any) -> None:
     context, page = keyboard_page(browser, live_server, registrant)
     page.goto("/requests/new/")
 
@@ -112,7 +115,8 @@ def test_request_form_by_keyboard_alone(browser, live_server, registrant):
     context.close()
 
 
-def test_expert_approves_by_keyboard_alone(browser, live_server, registrant, expert):
+def test_expert_approves_by_keyboard_alone(browser: Any, live_server: Any, registrant: Any,
+                                           expert: Any) -> None:
     request = make_request(registrant, nid="keyboardnid")
     context, page = keyboard_page(browser, live_server, expert, width=1280, height=900)
     page.goto("/requests/dashboard/")
