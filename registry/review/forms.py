@@ -90,7 +90,8 @@ class RequestForm(TextPolicyForm, forms.ModelForm):
         head = [] if revision else [
             Fieldset("Namespace", "kind",
                      Div(Field("proposed_nid"), HTML(
-                         '<div id="nid-status" class="field-status" aria-live="polite">'
+                         '<div id="nid-status" class="field-status" aria-live="polite" '
+                         'aria-atomic="true">'
                          '{% if nid_warnings %}{% include "review/_nid_warnings.html" with '
                          'warnings=nid_warnings %}{% endif %}</div>'), css_id="nid-group"),
                      "fast_track"),

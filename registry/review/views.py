@@ -189,8 +189,6 @@ def _save(request, registration_request: RegistrationRequest | None):
                        revision=bool(registration_request and registration_request.is_revision),
                        registrant=request.user)
     if not form.is_valid():
-        messages.error(request, "Please correct the fields marked below; nothing you typed "
-                                "has been lost.")
         return render(request, "review/request_form.html",
                       _form_context(registration_request, form), status=400)
     data = form.cleaned_data

@@ -7,6 +7,12 @@
   var status = document.getElementById("nid-status");
   if (!input || !status || !script) { return; }
   var url = script.dataset.url;
+  // The message is part of the field's description, and a polite live region announces it.
+  var described = (input.getAttribute("aria-describedby") || "").split(/\s+/).filter(Boolean);
+  if (described.indexOf(status.id) === -1) {
+    described.push(status.id);
+    input.setAttribute("aria-describedby", described.join(" "));
+  }
   var timer = null;
   var serial = 0;
 
@@ -18,7 +24,9 @@
   function show(data) {
     status.textContent = "";
     input.classList.remove("is-valid", "is-invalid");
+    input.removeAttribute("aria-invalid");
     if (!data.nid) { return; }
+    input.setAttribute("aria-invalid", data.acceptable ? "false" : "true");
     var list = document.createElement("ul");
     list.className = "list-unstyled mb-0";
     if (data.acceptable) {

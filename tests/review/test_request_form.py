@@ -4,6 +4,7 @@ import html as htmllib
 
 import pytest
 from django.urls import reverse
+from lxml import html as lxml_html
 
 from registry.review import actions
 from registry.review.models import RegistrationRequest, State
@@ -51,12 +52,26 @@ def test_submitting_from_the_form(logged_in, registrant, expert, mailoutbox,
     assert [m.subject for m in mailoutbox] == ["[urn] Registration request for URN NID formnid"]
 
 
+def at_fields(html: str, message: str) -> list[str]:
+    """The fields that show ``message`` at the field, each also linked, once, from the
+    error summary at the top of the form."""
+    tree = lxml_html.fromstring(html)
+    marked = [node.get("id").removesuffix("_error")
+              for node in tree.xpath("//div[contains(@class, 'invalid-feedback')]")
+              if message in node.text_content()]
+    linked = [a.get("href").removeprefix("#") for a in tree.xpath("//*[@id='error-summary']//a")
+              if message in a.text_content()]
+    assert linked == marked
+    return marked
+
+
 def test_submitting_an_incomplete_template_marks_each_missing_field(logged_in):
     data = form_data(submit="1", purpose="", resolution="", syntax="   ")
     response = logged_in.post(reverse("review:new"), data)
     html = response.content.decode()
     assert response.status_code == 400
-    assert html.count("Required before you submit.") == 3
+    assert at_fields(html, "Required before you submit.") == ["id_purpose", "id_syntax",
+                                                              "id_resolution"]
     assert "Names archive records persistently." not in html  # purpose was emptied
     assert "Sequential, never reused." in html  # what was typed is still there
     assert not RegistrationRequest.objects.exists()
@@ -102,7 +117,8 @@ def test_nul_bytes_are_refused_at_the_field(logged_in):
                                                                proposed_nid="nul\x00nid"))
     html = response.content.decode()
     assert response.status_code == 400
-    assert html.count("Null characters are not allowed.") == 2
+    assert at_fields(html, "Null characters are not allowed.") == ["id_proposed_nid",
+                                                                   "id_syntax"]
     assert "Sequential, never reused." in html
 
 
