@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET
 
 from registry.namespaces.checker import MAX_URNS, check_urns, split_lines
 from registry.namespaces.models import Namespace, NamespaceEvent
-from registry.namespaces.presentation import field_diffs, highlight, pick_pair
+from registry.namespaces.presentation import field_diffs, highlight, missing_numbers, pick_pair
 from registry.namespaces.querysets import clean_query, nid_from_query
 from registry.namespaces.template import SECTIONS, render_text, template_values
 
@@ -45,10 +45,7 @@ def designated_experts() -> list[str]:
     """The designated experts, as the registry page lists them (RFC 8141 section 6.2)."""
     from django.contrib.auth import get_user_model
 
-    from registry.accounts.roles import EXPERT
-
-    users = get_user_model().objects.filter(groups__name=EXPERT, is_active=True)
-    return [user.display_name for user in users.order_by("last_name", "first_name", "email")]
+    return [user.display_name for user in get_user_model().objects.designated_experts()]
 
 
 def namespace_or_404(nid: str) -> Namespace:
@@ -139,8 +136,29 @@ def detail(request, nid):
         "versions": versions,
         "sections": SECTIONS,
         "events": namespace.events.select_related("version")[:50],
-        "pending": namespace.revision_requests.filter(state="in_review"),
+        **_review_context(request, namespace),
     })
+
+
+def _review_context(request, namespace: Namespace) -> dict:
+    """What the review app says about this namespace: its review record (the requests
+    that published its versions, their rounds and decisions), the revision in review,
+    and whether this visitor may start a new version."""
+    from registry.review import workflow
+    from registry.review.models import RegistrationRequest
+
+    record = list(RegistrationRequest.objects.review_record_of(namespace))
+    for registration_request in record:
+        registration_request.decisions = [
+            e for e in registration_request.events.all()
+            if e.kind == "transition" and e.to_state != e.from_state]
+    return {
+        "review_record": record,
+        "pending": namespace.revision_requests.visible_to(request.user)
+        .filter(state__in=("in_review", "changes_requested", "awaiting_iesg", "approved")),
+        "can_revise": workflow.can_revise(namespace, request.user),
+        "is_holder": request.user.is_authenticated and namespace.holder_id == request.user.pk,
+    }
 
 
 @require_GET
@@ -154,6 +172,7 @@ def version(request, nid, number):
         "namespace": namespace, "version": chosen, "versions": versions,
         "sections": SECTIONS, "old_version": chosen.number != versions[0].number,
         "events": namespace.events.select_related("version")[:50],
+        **_review_context(request, namespace),
     })
 
 
@@ -161,6 +180,10 @@ def version(request, nid, number):
 def diff(request, nid):
     namespace = namespace_or_404(nid)
     versions = _versions(namespace)
+    missing = missing_numbers(request.GET, versions)
+    if missing:
+        raise Http404(f"{namespace.nid} has no version {missing[0][:20]}; it has versions "
+                      f"{', '.join(str(v.number) for v in reversed(versions)) or 'none'}.")
     if len(versions) < 2:
         return render(request, "namespaces/diff.html", {"namespace": namespace,
                                                         "versions": versions})

@@ -114,11 +114,11 @@ class RequestForm(forms.ModelForm):
         for name in TEXT_FIELDS:  # one newline convention, so diffs compare text, not CRs
             if isinstance(data.get(name), str):
                 data[name] = data[name].replace("\r\n", "\n").replace("\r", "\n")
+        if not self.submitting:  # a draft saves whatever is ticked; submission decides
+            return data
         if data.get("fast_track") and self.registrant is not None and \
                 not self.registrant.recognized_standards_body:
             self.add_error("fast_track", FAST_TRACK_REFUSAL)
-        if not self.submitting:
-            return data
         required = list(REQUIRED_FIELDS)
         if data.get("fast_track"):
             required.append("documentation")
@@ -136,19 +136,48 @@ class RequestForm(forms.ModelForm):
 
 
 class TransitionForm(forms.Form):
-    comment = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}),
+    """One transition's form on the request page: the comment it needs (labelled by
+    the table) and, for a decision before the review period ends, the reason."""
+
+    comment = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
                               max_length=FIELD_MAX_CHARS)
     early_reason = forms.CharField(
         required=False, max_length=2000, label="Reason for deciding before the review period ends",
         widget=forms.TextInput,
     )
 
+    def __init__(self, *args, transition=None, period_ends=None, **kwargs):
+        if transition is not None:  # several on one page: ids of their own
+            kwargs.setdefault("auto_id", f"id_{transition.name}_%s")
+        super().__init__(*args, **kwargs)
+        self.transition = transition
+        if transition is None:
+            return
+        if transition.needs_comment:
+            self.fields["comment"].label = transition.needs_comment
+            self.fields["comment"].widget.attrs["required"] = "required"
+        else:
+            self.fields["comment"].widget = forms.HiddenInput()
+        if transition.decision and period_ends is not None:
+            self.fields["early_reason"].label = (
+                f"The public review period runs until {period_ends:%Y-%m-%d}: reason for "
+                "deciding earlier")
+        else:
+            self.fields["early_reason"].widget = forms.HiddenInput()
+
 
 class CommentForm(forms.Form):
-    body = forms.CharField(label="Comment", widget=forms.Textarea(attrs={"rows": 3}),
+    body = forms.CharField(label="Add a comment", widget=forms.Textarea(attrs={"rows": 3}),
                            max_length=FIELD_MAX_CHARS)
-    audience = forms.ChoiceField(choices=Comment.Audience.choices,
+    audience = forms.ChoiceField(label="Who sees it", choices=Comment.Audience.choices,
                                  initial=Comment.Audience.PUBLIC)
+
+
+class StandardisationForm(forms.Form):
+    involved = forms.TypedChoiceField(coerce=lambda v: v == "1", choices=[("1", "yes"),
+                                                                          ("0", "no")])
+    comment = forms.CharField(required=False, max_length=2000, label="Why (optional)",
+                              widget=forms.TextInput)
 
 
 class AssignForm(forms.Form):
