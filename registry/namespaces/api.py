@@ -202,4 +202,4 @@ def feed_last_modified(request, *args, **kwargs):
     return NamespaceEvent.objects.aggregate(m=Max("created_at"))["m"]
 
 
-registry_feed = condition(last_modified_func=feed_last_modified)(RegistryFeed())
+registry_feed = require_GET(condition(last_modified_func=feed_last_modified)(RegistryFeed()))

@@ -51,7 +51,7 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
     def conflicting_with(self, request: RegistrationRequest):
         """Other open requests proposing the same NID as ``request`` (section 6.2 asks
         the experts to avoid race conditions on proposed NIDs)."""
-        if not request.proposed_nid or request.revises_id:
+        if not request.proposed_nid or request.revises_id or request.state in FINAL_STATES:
             return self.none()
         return (self.open().filter(proposed_nid__lower=request.proposed_nid.lower(),
                                    revises__isnull=True).exclude(pk=request.pk))

@@ -51,6 +51,7 @@ def _held_by(user):
 
 
 @login_required
+@require_GET
 def my_requests(request):
     mine = (RegistrationRequest.objects.of(request.user).select_related("revises")
             .with_race().order_by("-updated_at"))
@@ -193,6 +194,10 @@ def _page(request, registration_request: RegistrationRequest, *, bound: dict | N
     period_ends = registration_request.review_period_ends()
     now = timezone.now()
     early_until = period_ends if period_ends and period_ends > now else None
+    conflicts = list(RegistrationRequest.objects.conflicting_with(registration_request))
+    taken_by = workflow.registered_meanwhile(registration_request)
+    workflow.remember_race(registration_request, workflow.Race(len(conflicts),
+                                                               taken_by is not None))
     offered = []
     for move in workflow.page_transitions(registration_request, user):
         form = (bound["form"] if bound.get("target") == move.name
@@ -204,7 +209,14 @@ def _page(request, registration_request: RegistrationRequest, *, bound: dict | N
     standardisation_form = (bound["form"] if bound.get("target") == "standardisation"
                             else StandardisationForm())
     race = workflow.race_of(registration_request)
+    can_assign = workflow.can_assign(registration_request, user)
+    placed = ({move.name for move, _ in offered} | ({"comment"} if audiences else set())
+              | ({"standardisation"} if workflow.can_set_standardisation(
+                  registration_request, user) else set()))
+    unplaced = ([e for errors in bound["form"].errors.values() for e in errors]
+                if bound and bound["target"] not in placed else [])
     context = {
+        "unplaced_errors": unplaced,
         "registration_request": registration_request,
         "shown": shown,
         "shown_values": template_values(shown),
@@ -215,16 +227,15 @@ def _page(request, registration_request: RegistrationRequest, *, bound: dict | N
         "offered": offered,
         "offered_close": any(move.race_only for move, _ in offered),
         "can_edit": workflow.can_edit(registration_request, user),
-        "can_assign": workflow.can_assign(registration_request, user),
+        "can_assign": can_assign,
         "can_set_standardisation": workflow.can_set_standardisation(registration_request, user),
         "standardisation_form": standardisation_form,
         "race": race,
-        "conflicts": (RegistrationRequest.objects.conflicting_with(registration_request)
-                      if race.twins else []),
-        "taken_by": workflow.registered_meanwhile(registration_request) if race.taken else None,
+        "conflicts": conflicts,
+        "taken_by": taken_by,
         "nid_warnings": ([] if registration_request.is_revision
                          else nid_warnings(registration_request.proposed_nid)),
-        "experts": get_user_model().objects.designated_experts(),
+        "experts": get_user_model().objects.designated_experts() if can_assign else [],
         "audiences": [(a, Comment.Audience(a).label) for a in audiences],
         "comment_form": comment_form,
         "period_ends": period_ends,

@@ -233,8 +233,19 @@ def race_of(request: RegistrationRequest) -> Race:
         return Race(0, False)
     if hasattr(request, "race_twins"):
         return Race(request.race_twins or 0, bool(request.race_taken))
-    return Race(RegistrationRequest.objects.conflicting_with(request).count(),
+    key = (request.state, request.proposed_nid)
+    cached = request.__dict__.get("_race")  # asked once per transition of a page
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    race = Race(RegistrationRequest.objects.conflicting_with(request).count(),
                 registered_meanwhile(request) is not None)
+    remember_race(request, race)
+    return race
+
+
+def remember_race(request: RegistrationRequest, race: Race) -> None:
+    """Keep a race a page has already read, for the questions that follow."""
+    request.__dict__["_race"] = ((request.state, request.proposed_nid), race)
 
 
 def registered_meanwhile(request: RegistrationRequest) -> Namespace | None:
