@@ -15,7 +15,12 @@
     return checked ? checked.value : "formal";
   }
 
+  // The server's own errors for the field, if the form came back refused: the live
+  // check says the same, so only one of the two is shown at a time.
+  var served = document.getElementById(input.id + "_error");
+
   function show(data) {
+    if (served) { served.remove(); served = null; }
     status.textContent = "";
     input.classList.remove("is-valid", "is-invalid");
     if (!data.nid) { return; }
@@ -65,5 +70,5 @@
 
   input.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(check, 200); });
   document.querySelectorAll("input[name=kind]").forEach(function (r) { r.addEventListener("change", check); });
-  if (input.value || kind() !== "formal") { check(); }
+  if ((input.value && !served) || kind() !== "formal") { check(); }
 })();
