@@ -11,13 +11,13 @@ from django.db.models.functions import Lower
 from django.urls import reverse
 from django.utils import timezone
 
-from registry.namespaces.models import (
+from registry.history import (
     AppendOnlyModel,
     AppendOnlyQuerySet,
+    EventGuardedQuerySet,
     EventGuardedState,
-    Namespace,
 )
-from registry.namespaces.querysets import EventGuardedQuerySet
+from registry.namespaces.models import Namespace
 from registry.namespaces.template import TemplateFields, missing_fields, template_values
 
 
