@@ -176,7 +176,7 @@ class CommentForm(forms.Form):
 class StandardisationForm(forms.Form):
     involved = forms.TypedChoiceField(coerce=lambda v: v == "1", choices=[("1", "yes"),
                                                                           ("0", "no")])
-    comment = forms.CharField(required=False, max_length=2000, label="Why (optional)",
+    comment = forms.CharField(required=False, max_length=2000, label="Why standardisation is (or is not) involved (optional)",
                               widget=forms.TextInput)
 
 
