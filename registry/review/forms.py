@@ -176,8 +176,9 @@ class CommentForm(forms.Form):
 class StandardisationForm(forms.Form):
     involved = forms.TypedChoiceField(coerce=lambda v: v == "1", choices=[("1", "yes"),
                                                                           ("0", "no")])
-    comment = forms.CharField(required=False, max_length=2000, label="Why standardisation is (or is not) involved (optional)",
-                              widget=forms.TextInput)
+    comment = forms.CharField(
+        required=False, max_length=2000, widget=forms.TextInput,
+        label="Why standardisation is (or is not) involved (optional)")
 
 
 class AssignForm(forms.Form):

@@ -30,7 +30,9 @@ is taken can no longer be approved or registered.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Union
 
 from django.conf import settings
 from django.db.models import Q
@@ -53,6 +55,14 @@ from registry.review.models import (
     State,
 )
 from registry.review.validation import submission_problems
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser
+
+    from registry.accounts.models import User
+
+# Whoever asks: a signed-in user or an anonymous visitor.
+Person = Union["User", "AnonymousUser"]
 
 COMMUNITY = "community"
 FAST_TRACK = "fast_track"
@@ -119,7 +129,8 @@ class Transition:
     button: str = "primary"
 
 
-def _t(name: str, label: str, sources, target: str, roles, done: str, **kw) -> Transition:
+def _t(name: str, label: str, sources: Iterable[str], target: str, roles: Iterable[str],
+       done: str, **kw: Any) -> Transition:
     return Transition(name, label, frozenset(sources), target, frozenset(roles), done, **kw)
 
 
@@ -196,15 +207,15 @@ def path_of(request: RegistrationRequest) -> str:
     return FAST_TRACK if request.fast_track else COMMUNITY
 
 
-def _signed_in(user) -> bool:
+def _signed_in(user: Person) -> bool:
     return bool(getattr(user, "is_authenticated", False))
 
 
-def _is_registrant(user, request: RegistrationRequest) -> bool:
+def _is_registrant(user: Person, request: RegistrationRequest) -> bool:
     return _signed_in(user) and user.pk == request.registrant_id
 
 
-def roles_of(user, request: RegistrationRequest) -> set[str]:
+def roles_of(user: Person, request: RegistrationRequest) -> set[str]:
     roles = set()
     if _is_registrant(user, request):
         roles.add(REGISTRANT_ROLE)
@@ -232,11 +243,12 @@ def race_of(request: RegistrationRequest) -> Race:
     if request.is_revision or not request.proposed_nid or request.state in FINAL_STATES:
         return Race(0, False)
     if hasattr(request, "race_twins"):
-        return Race(request.race_twins or 0, bool(request.race_taken))
+        return Race(int(request.race_twins or 0),
+                    bool(request.race_taken))  # type: ignore[attr-defined]
     key = (request.state, request.proposed_nid)
     cached = request.__dict__.get("_race")  # asked once per transition of a page
     if cached is not None and cached[0] == key:
-        return cached[1]
+        return cached[1]  # type: ignore[no-any-return]
     race = Race(RegistrationRequest.objects.conflicting_with(request).count(),
                 registered_meanwhile(request) is not None)
     remember_race(request, race)
@@ -252,7 +264,8 @@ def registered_meanwhile(request: RegistrationRequest) -> Namespace | None:
     """The namespace that took this request's proposed NID while it was open."""
     if request.is_revision or not request.proposed_nid or request.state in FINAL_STATES:
         return None
-    return Namespace.objects.by_nid(request.proposed_nid).first()
+    namespace: Namespace | None = Namespace.objects.by_nid(request.proposed_nid).first()
+    return namespace
 
 
 # --- The one predicate ----------------------------------------------------------------
@@ -288,7 +301,7 @@ class Inputs:
     early_reason: str = ""
 
 
-def refusal(request: RegistrationRequest, transition: Transition, user, *,
+def refusal(request: RegistrationRequest, transition: Transition, user: Person, *,
             inputs: Inputs | None = None, now: dt.datetime | None = None) -> Refused | None:
     """Why ``user`` may not take ``transition`` on ``request`` now, or None. Without
     ``inputs``, what the person would still have to type is not judged."""
@@ -348,7 +361,7 @@ def refusal(request: RegistrationRequest, transition: Transition, user, *,
     return None
 
 
-def check(request: RegistrationRequest, name: str, user, *, comment: str = "",
+def check(request: RegistrationRequest, name: str, user: Person, *, comment: str = "",
           early_reason: str = "", now: dt.datetime | None = None) -> Transition:
     """Whether ``user`` may take transition ``name`` on ``request`` now; raises
     :class:`Refused` with the reason when not."""
@@ -362,13 +375,13 @@ def check(request: RegistrationRequest, name: str, user, *, comment: str = "",
     return transition
 
 
-def available(request: RegistrationRequest, user) -> list[Transition]:
+def available(request: RegistrationRequest, user: Person) -> list[Transition]:
     """The transitions ``user`` could take on ``request`` (not yet judging what they
     would have to type)."""
     return [t for t in TRANSITIONS.values() if refusal(request, t, user) is None]
 
 
-def page_transitions(request: RegistrationRequest, user) -> list[Transition]:
+def page_transitions(request: RegistrationRequest, user: Person) -> list[Transition]:
     """The buttons of the request page: submission happens from the request form."""
     return [t for t in available(request, user) if not t.creates_round]
 
@@ -400,20 +413,20 @@ def was_submitted(request: RegistrationRequest) -> bool:
     return request.review_started_at is not None
 
 
-def can_view(request: RegistrationRequest, user) -> bool:
+def can_view(request: RegistrationRequest, user: Person) -> bool:
     """A request never submitted is private to its registrant, whatever its state
     (a withdrawn draft too); from submission on, review is public."""
     return was_submitted(request) or _is_registrant(user, request)
 
 
-def requests_visible_to(user) -> Q:
+def requests_visible_to(user: Person) -> Q:
     """``can_view`` as a filter (RegistrationRequest.objects.visible_to)."""
     if not _signed_in(user):
         return Q(review_started_at__isnull=False)
     return Q(review_started_at__isnull=False) | Q(registrant=user)
 
 
-def comments_visible_to(user) -> Q:
+def comments_visible_to(user: Person) -> Q:
     """Which comments ``user`` may read (Comment.objects.visible_to): public ones on
     requests they may see; those to the registrant by the registrant, the experts and
     staff; internal ones by the designated experts only, never on their own request."""
@@ -430,7 +443,7 @@ def comments_visible_to(user) -> Q:
     return on_visible & audiences
 
 
-def can_read_comment(comment: Comment, user) -> bool:
+def can_read_comment(comment: Comment, user: Person) -> bool:
     request = comment.request
     if not can_view(request, user):
         return False
@@ -441,17 +454,17 @@ def can_read_comment(comment: Comment, user) -> bool:
     return is_expert(user) and not _is_registrant(user, request)
 
 
-def can_see_dashboard(user) -> bool:
+def can_see_dashboard(user: Person) -> bool:
     return is_expert(user)
 
 
-def can_see_staff_queue(user) -> bool:
+def can_see_staff_queue(user: Person) -> bool:
     return is_iana_staff(user)
 
 
 # --- Doing other than transitions --------------------------------------------------------
 
-def edit_refusal(request: RegistrationRequest, user) -> Refused | None:
+def edit_refusal(request: RegistrationRequest, user: Person) -> Refused | None:
     if not _is_registrant(user, request):
         return NotAllowed("Only the registrant can edit this request.")
     if request.state not in EDITABLE_STATES:
@@ -462,11 +475,11 @@ def edit_refusal(request: RegistrationRequest, user) -> Refused | None:
     return None
 
 
-def can_edit(request: RegistrationRequest, user) -> bool:
+def can_edit(request: RegistrationRequest, user: Person) -> bool:
     return edit_refusal(request, user) is None
 
 
-def revise_refusal(namespace: Namespace, user) -> Refused | None:
+def revise_refusal(namespace: Namespace, user: Person) -> Refused | None:
     """Whether ``user`` may start a new version of ``namespace`` now: its holder, once
     no other revision of it is open (so each version builds on the one before)."""
     if not _signed_in(user) or namespace.holder_id != user.pk:
@@ -484,18 +497,18 @@ def revise_refusal(namespace: Namespace, user) -> Refused | None:
     return None
 
 
-def can_revise(namespace: Namespace, user) -> bool:
+def can_revise(namespace: Namespace, user: Person) -> bool:
     return revise_refusal(namespace, user) is None
 
 
-def comment_audiences(request: RegistrationRequest, user) -> list[str]:
+def comment_audiences(request: RegistrationRequest, user: Person) -> list[str]:
     """Who ``user`` may address a comment to on ``request``: the public review (anyone
     signed in, once submitted and while open; the participants afterwards), the
     registrant (experts and staff), the experts only (experts, not on their own)."""
     if not _signed_in(user) or not can_view(request, user):
         return []
     roles = roles_of(user, request)
-    audiences = []
+    audiences: list[str] = []
     if request.state != State.DRAFT and (request.state not in FINAL_STATES or roles):
         audiences.append(Comment.Audience.PUBLIC)
     if roles & {EXPERT_ROLE, STAFF_ROLE}:
@@ -505,7 +518,7 @@ def comment_audiences(request: RegistrationRequest, user) -> list[str]:
     return audiences
 
 
-_AUDIENCE_REFUSALS = {
+_AUDIENCE_REFUSALS: dict[str, str] = {
     Comment.Audience.EXPERTS: "Only designated experts can write internal comments, and not "
                               "on their own request.",
     Comment.Audience.REGISTRANT: "Only experts and IANA staff write to the registrant.",
@@ -514,7 +527,7 @@ _AUDIENCE_REFUSALS = {
 }
 
 
-def comment_refusal(request: RegistrationRequest, user, audience: str) -> Refused | None:
+def comment_refusal(request: RegistrationRequest, user: Person, audience: str) -> Refused | None:
     if audience in comment_audiences(request, user):
         return None
     message = _AUDIENCE_REFUSALS.get(audience, "Choose who the comment is for.")
@@ -523,7 +536,7 @@ def comment_refusal(request: RegistrationRequest, user, audience: str) -> Refuse
     return NotAllowed(message, field="audience")
 
 
-def can_comment(request: RegistrationRequest, user, audience: str | None = None) -> bool:
+def can_comment(request: RegistrationRequest, user: Person, audience: str | None = None) -> bool:
     audiences = comment_audiences(request, user)
     return bool(audiences) if audience is None else audience in audiences
 
@@ -531,7 +544,7 @@ def can_comment(request: RegistrationRequest, user, audience: str | None = None)
 STANDARDISATION_STATES = (State.DRAFT, State.IN_REVIEW, State.CHANGES_REQUESTED)
 
 
-def standardisation_refusal(request: RegistrationRequest, user) -> Refused | None:
+def standardisation_refusal(request: RegistrationRequest, user: Person) -> Refused | None:
     if not is_expert(user):
         return NotAllowed("Only designated experts decide whether standardisation is involved.")
     if request.fast_track:
@@ -541,11 +554,12 @@ def standardisation_refusal(request: RegistrationRequest, user) -> Refused | Non
     return None
 
 
-def can_set_standardisation(request: RegistrationRequest, user) -> bool:
+def can_set_standardisation(request: RegistrationRequest, user: Person) -> bool:
     return can_view(request, user) and standardisation_refusal(request, user) is None
 
 
-def assign_refusal(request: RegistrationRequest, user, expert=None) -> Refused | None:
+def assign_refusal(request: RegistrationRequest, user: Person,
+                   expert: User | None = None) -> Refused | None:
     if not is_expert(user):
         return NotAllowed("Only designated experts assign requests.")
     if request.state not in OPEN_STATES:
@@ -555,5 +569,5 @@ def assign_refusal(request: RegistrationRequest, user, expert=None) -> Refused |
     return None
 
 
-def can_assign(request: RegistrationRequest, user) -> bool:
+def can_assign(request: RegistrationRequest, user: Person) -> bool:
     return can_view(request, user) and assign_refusal(request, user) is None
