@@ -541,7 +541,8 @@ def can_comment(request: RegistrationRequest, user: Person, audience: str | None
     return bool(audiences) if audience is None else audience in audiences
 
 
-STANDARDISATION_STATES = (State.DRAFT, State.IN_REVIEW, State.CHANGES_REQUESTED)
+# The experts see a request from its submission; the flag is theirs until they decide.
+STANDARDISATION_STATES = (State.IN_REVIEW, State.CHANGES_REQUESTED)
 
 
 def standardisation_refusal(request: RegistrationRequest, user: Person) -> Refused | None:
@@ -550,7 +551,7 @@ def standardisation_refusal(request: RegistrationRequest, user: Person) -> Refus
     if request.fast_track:
         return TransitionRefused("Fast-track requests do not go to the IESG (section 6.3).")
     if request.state not in STANDARDISATION_STATES:
-        return TransitionRefused("The flag can only change before a decision.")
+        return TransitionRefused("The flag is set during the review, before a decision.")
     return None
 
 
