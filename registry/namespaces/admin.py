@@ -9,6 +9,7 @@ from django.shortcuts import redirect, render
 from registry.namespaces.actions import RegistryError, namespace_set_status
 from registry.namespaces.models import Namespace, NamespaceEvent, TemplateVersion
 from registry.namespaces.template import TEXT_FIELDS
+from registry.text_policy import TextPolicyForm
 
 
 class ReadOnlyInline(admin.TabularInline):
@@ -35,12 +36,25 @@ class EventInline(ReadOnlyInline):
     readonly_fields = fields
 
 
-class StatusForm(forms.Form):
+class StatusForm(TextPolicyForm, forms.Form):
     comment = forms.CharField(widget=forms.Textarea, label="Why, and what to use instead")
+
+
+class NamespaceAdminForm(TextPolicyForm, forms.ModelForm):
+    template_url = forms.URLField(
+        assume_scheme="https", required=False,
+        max_length=Namespace._meta.get_field("template_url").max_length,
+        help_text=Namespace._meta.get_field("template_url").help_text)
+
+    class Meta:
+        model = Namespace
+        fields = ("registered_on", "references", "template_url", "template_date",
+                  "registry_note", "holder")
 
 
 @admin.register(Namespace)
 class NamespaceAdmin(admin.ModelAdmin):
+    form = NamespaceAdminForm
     list_display = ("nid", "kind", "informal_number", "status", "registered_on", "holder")
     list_filter = ("kind", "status")
     search_fields = ("nid", "organisation")

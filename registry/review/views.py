@@ -11,6 +11,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import OuterRef, Subquery
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
@@ -18,7 +19,8 @@ from registry.namespaces.advice import nid_warnings
 from registry.namespaces.models import Namespace
 from registry.namespaces.presentation import field_diffs, pick_pair
 from registry.namespaces.querysets import plausible_text
-from registry.namespaces.template import SECTIONS, TEXT_FIELDS, template_values
+from registry.namespaces.template import SECTIONS, TEXT_FIELDS, render_text, template_values
+from registry.protection import limited
 from registry.review import actions, workflow
 from registry.review.forms import (
     AssignForm,
@@ -64,8 +66,12 @@ def my_requests(request):
 def new_request(request):
     if request.GET.get("revises"):
         # Starting a revision writes a draft, so it is a POST (the namespace page's button).
+        # The NID comes from the address bar: only a registered one is linked to.
+        revises = Namespace.objects.by_nid(request.GET["revises"]).first()
+        if revises is None:
+            raise Http404("No such namespace.")
         messages.info(request, "Use “Start a new version” on the namespace page.")
-        return redirect("namespaces:detail", request.GET["revises"][:64])
+        return redirect(revises)
     if request.method == "POST" and request.POST.get("revises"):
         return _start_revision(request, request.POST["revises"])
     if request.method == "POST":
@@ -125,6 +131,9 @@ def _form_context(registration_request: RegistrationRequest | None, form: Reques
         context["published"] = current
         context["diffs"] = [d for d in field_diffs(
             template_values(current) if current else {}, working) if d.changed]
+        if current is not None:  # the draft's own text is in the form below
+            context["downloads"] = [(f"published version {current.number}", reverse(
+                "namespaces:version-txt", args=[current.nid, current.number]))]
     if registration_request is not None:
         context["conflicts"] = RegistrationRequest.objects.conflicting_with(registration_request)
         context["taken_by"] = workflow.registered_meanwhile(registration_request)
@@ -254,7 +263,22 @@ def request_page(request, pk):
 def _round_diffs(request, rounds):
     a, b = pick_pair(request.GET, rounds)
     return {"a": a, "b": b, "diffs": field_diffs(a.values(), b.values()),
-            "left_label": f"Round {a.number}", "right_label": f"Round {b.number}"}
+            "left_label": f"Round {a.number}", "right_label": f"Round {b.number}",
+            "downloads": [(f"round {r.number}", reverse("review:round-txt", args=[r.request_id,
+                                                                                   r.number]))
+                          for r in (a, b)]}
+
+
+@require_GET
+def round_txt(request, pk, number):
+    """A submitted round as plain text, in the layout of the published templates."""
+    registration_request = _get_registration_request(request, pk)
+    chosen = registration_request.rounds.filter(number=number).first()
+    if chosen is None:
+        raise Http404("No such round.")
+    text = render_text(nid=chosen.nid or registration_request.display_nid, version=chosen.version,
+                       date=chosen.date, values=chosen.values(), fast_track=chosen.fast_track)
+    return HttpResponse(text, content_type="text/plain; charset=utf-8")
 
 
 def _refused(request, registration_request, target: str, form, problem: workflow.Refused):
@@ -291,6 +315,7 @@ def transition(request, pk, name):
 
 @login_required
 @require_POST
+@limited("comment", key="user")
 def comment(request, pk):
     registration_request = _get_registration_request(request, pk)
     form = CommentForm(request.POST)
@@ -387,6 +412,7 @@ def staff_queue(request):
 
 
 @require_GET
+@limited("nid_check")
 def nid_check(request):
     """Live check of a proposed NID for the request form (sections 2.1, 5.1, 5.2)."""
     nid = request.GET.get("nid", "")[:100]
