@@ -200,6 +200,7 @@ SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
 # The registry's own policy knobs (RFC 8141 section 6.2).
 REVIEW_LIST_ADDRESS = env_str("REVIEW_LIST_ADDRESS", "urn@ietf.org")
+IESG_ADDRESS = env_str("IESG_ADDRESS", "iesg@ietf.org")
 REVIEW_MIN_DAYS = env_int("REVIEW_MIN_DAYS", 14)
 REVIEW_IDLE_REMINDER_DAYS = env_int("REVIEW_IDLE_REMINDER_DAYS", 7)
 SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")

@@ -2,7 +2,24 @@ from django.contrib.auth.models import AbstractUser, UserManager
 from django.db import models
 
 
-class RegistrantManager(UserManager):
+class UserQuerySet(models.QuerySet):
+    def with_role(self, group: str):
+        return (self.filter(groups__name=group, is_active=True)
+                .order_by("last_name", "first_name", "email"))
+
+    def designated_experts(self):
+        """The active designated experts (RFC 8141 section 6.2)."""
+        from registry.accounts.roles import EXPERT
+
+        return self.with_role(EXPERT)
+
+    def iana_staff(self):
+        from registry.accounts.roles import STAFF
+
+        return self.with_role(STAFF)
+
+
+class RegistrantManager(UserManager.from_queryset(UserQuerySet)):  # type: ignore[misc]
     """Users are identified by email; ``username`` is kept for the admin only."""
 
     def create_user(self, email, password=None, **extra):

@@ -145,6 +145,13 @@ def field_diffs(old: dict[str, str], new: dict[str, str],
     return result
 
 
+def missing_numbers(params, items: list, *, number=lambda item: item.number) -> list[str]:
+    """The ``?a=&b=`` values that name none of ``items`` (to say so rather than show
+    other versions than the ones asked for)."""
+    known = {str(number(item)) for item in items}
+    return [params[name] for name in ("a", "b") if params.get(name, "") not in ("", *known)]
+
+
 def pick_pair(params, items: list, *, number=lambda item: item.number) -> tuple:
     """The (old, new) pair to compare from ``?a=&b=``, among ``items`` newest first;
     by default the previous and the latest. Unknown or malformed numbers fall back."""

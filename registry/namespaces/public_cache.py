@@ -177,9 +177,21 @@ def _render_slot(request: HttpRequest, name: str, context: dict) -> str:
                 _anonymous_slots.clear()
             _anonymous_slots[memo_key] = text
         return text
-    if name == "holder" and not request.user.is_authenticated:
-        return ""
+    if name == "holder":
+        if not request.user.is_authenticated or context.get("holder_id") != request.user.pk:
+            return ""
+        context = {**context, **_holder_context(request, context)}
     return render_to_string(SLOT_TEMPLATES[name], context, request=request)
+
+
+def _holder_context(request: HttpRequest, context: dict) -> dict:
+    """For the holder only: may they start a new version now (the workflow decides)?"""
+    from registry.namespaces.models import Namespace
+    from registry.review.workflow import can_revise
+
+    namespace = Namespace(pk=context["namespace_id"], nid=context["nid"],
+                          holder_id=context["holder_id"])
+    return {"can_revise": can_revise(namespace, request.user), "is_holder": True}
 
 
 _anonymous_slots: dict[tuple, str] = {}

@@ -14,7 +14,13 @@ from django.views.decorators.http import require_GET
 from registry.namespaces.checker import MAX_URNS, check_urns, split_lines
 from registry.namespaces.forms import SearchForm
 from registry.namespaces.models import Namespace, NamespaceEvent
-from registry.namespaces.presentation import field_diffs, highlight, pick_pair, registry_rows
+from registry.namespaces.presentation import (
+    field_diffs,
+    highlight,
+    missing_numbers,
+    pick_pair,
+    registry_rows,
+)
 from registry.namespaces.public_cache import public_document, public_page
 from registry.namespaces.querysets import nid_from_query
 from registry.namespaces.template import SECTIONS, render_text, template_values
@@ -48,10 +54,7 @@ def designated_experts() -> list[str]:
     """The designated experts, as the registry page lists them (RFC 8141 section 6.2)."""
     from django.contrib.auth import get_user_model
 
-    from registry.accounts.roles import EXPERT
-
-    users = get_user_model().objects.filter(groups__name=EXPERT, is_active=True)
-    return [user.display_name for user in users.order_by("last_name", "first_name", "email")]
+    return [user.display_name for user in get_user_model().objects.designated_experts()]
 
 
 def namespace_or_404(nid: str) -> Namespace:
@@ -149,11 +152,15 @@ def _versions(namespace):
 
 
 def _namespace_context(namespace: Namespace) -> dict:
+    """What the namespace page and a version page show alike: the same for every
+    visitor, so cached; the holder's actions are a slot rendered per visitor."""
     return {
         "namespace": namespace,
         "sections": SECTIONS,
         "events": namespace.events.select_related("version")[:HISTORY_ON_PAGE],
-        "slots": {"holder": {"holder_id": namespace.holder_id, "nid": namespace.nid}},
+        **_review_context(namespace),
+        "slots": {"holder": {"holder_id": namespace.holder_id, "nid": namespace.nid,
+                             "namespace_id": namespace.pk}},
     }
 
 
@@ -166,13 +173,32 @@ def detail(request, nid):
             **_namespace_context(namespace),
             "version": versions[0] if versions else None,
             "versions": versions,
-            "pending": namespace.revision_requests.filter(state="in_review"),
         }
 
     try:
         return public_page(request, "namespaces/detail.html", build)
     except UnknownNID:
         return not_found(request, nid)
+
+
+def _review_context(namespace: Namespace) -> dict:
+    """What the review app says about this namespace, publicly: its review record (the
+    requests that published its versions, their rounds and decisions) and the new
+    version under review. Who may start one is asked per visitor (the holder slot)."""
+    from django.contrib.auth.models import AnonymousUser
+
+    from registry.review.models import OPEN_STATES, RegistrationRequest
+
+    record = list(RegistrationRequest.objects.review_record_of(namespace))
+    for registration_request in record:
+        registration_request.decisions = [
+            e for e in registration_request.events.all()
+            if e.kind == "transition" and e.to_state != e.from_state]
+    return {
+        "review_record": record,
+        "pending": namespace.revision_requests.visible_to(AnonymousUser())
+        .filter(state__in=OPEN_STATES),
+    }
 
 
 @require_GET
@@ -206,6 +232,10 @@ def diff(request, nid):
     def build() -> dict:
         namespace = namespace_or_404(nid)
         versions = _versions(namespace)
+        missing = missing_numbers(request.GET, versions)
+        if missing:
+            raise Http404(f"{namespace.nid} has no version {missing[0][:20]}; it has versions "
+                          f"{', '.join(str(v.number) for v in reversed(versions)) or 'none'}.")
         if len(versions) < 2:
             return {"namespace": namespace, "versions": versions}
         a, b = pick_pair(request.GET, versions)

@@ -11,7 +11,6 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from registry.accounts.roles import is_expert
 from registry.namespaces.actions import (
     RegistryError,
     namespace_register,
@@ -20,19 +19,27 @@ from registry.namespaces.actions import (
 )
 from registry.namespaces.models import Namespace
 from registry.namespaces.template import TEXT_FIELDS
-from registry.review import tasks
+from registry.review import tasks, workflow
 from registry.review.models import (
-    EDITABLE_STATES,
-    FINAL_STATES,
     Comment,
     RegistrationRequest,
     RequestEvent,
     Round,
     State,
 )
-from registry.review.workflow import TransitionRefused, check, comment_audiences
+from registry.review.workflow import (
+    NotAllowed,
+    NotEditable,
+    Refused,
+    StaleEdit,
+    TransitionRefused,
+    check,
+)
 
 __all__ = [
+    "NotAllowed",
+    "NotEditable",
+    "Refused",
     "StaleEdit",
     "TransitionRefused",
     "request_assign",
@@ -44,38 +51,8 @@ __all__ = [
     "request_update",
 ]
 
-# Who is told about which transition: each pair becomes one mail task.
-MAIL_AUDIENCES: dict[str, tuple[str, ...]] = {
-    "submit": ("review_list",),
-    "resubmit": ("review_list",),
-    "request_changes": ("registrant",),
-    "approve": ("registrant", "staff"),
-    "report_to_iesg": ("registrant", "staff"),
-    "reject": ("registrant",),
-    "record_iesg_approval": ("registrant", "staff"),
-    "record_iesg_rejection": ("registrant",),
-    "request_registration": ("review_list", "staff"),
-    "register": ("registrant", "review_list"),
-    "withdraw": ("experts",),
-}
 
-
-_AUDIENCE_REFUSALS = {
-    Comment.Audience.EXPERTS: "Only designated experts can write internal comments.",
-    Comment.Audience.REGISTRANT: "Only experts and IANA staff write to the registrant.",
-    Comment.Audience.PUBLIC: "Public comments are for requests in review; a draft is private "
-                             "and the review of a closed request is over.",
-}
-
-
-class StaleEdit(Exception):
-    """The form was based on an older copy of the request than the one stored."""
-
-
-def _queue_event_mails(event: RequestEvent) -> None:
-    audiences = MAIL_AUDIENCES.get(event.transition, ())
-    if event.transition == "withdraw" and event.from_state == State.DRAFT:
-        audiences = ()  # nobody saw a draft
+def _queue_event_mails(event: RequestEvent, audiences: tuple[str, ...]) -> None:
     for audience in audiences:
         transaction.on_commit(
             lambda audience=audience: tasks.send_event_mail_task.delay(event.pk, audience)
@@ -94,15 +71,9 @@ def request_create(*, actor, kind: str = Namespace.Kind.FORMAL, proposed_nid: st
     actor holds, starting from its current text."""
     if revises is not None:
         revises = Namespace.objects.select_for_update().get(pk=revises.pk)
-        if revises.holder_id != actor.pk:
-            raise TransitionRefused("Only the holder of a namespace can revise it.")
-        open_revision = (RegistrationRequest.objects.filter(revises=revises)
-                         .exclude(state__in=FINAL_STATES).first())
-        if open_revision is not None:
-            raise TransitionRefused(
-                f"Request #{open_revision.pk} already revises {revises.nid}; finish or withdraw "
-                "it first, so that each version builds on the one before."
-            )
+        problem = workflow.revise_refusal(revises, actor)
+        if problem is not None:
+            raise problem
         current = revises.current_version()
         start = {name: getattr(current, name) for name in TEXT_FIELDS} if current else {}
         start["revision_information"] = ""
@@ -115,7 +86,7 @@ def request_create(*, actor, kind: str = Namespace.Kind.FORMAL, proposed_nid: st
         registrant=actor, kind=kind, proposed_nid=proposed_nid if kind == "formal" else "",
         fast_track=fast_track, revises=revises, **_clean_values(values or {}),
     )
-    RequestEvent.objects.create(request=request, actor=actor, transition="create",
+    RequestEvent.objects.create(request=request, actor=actor, kind=RequestEvent.Kind.CREATE,
                                 from_state=State.DRAFT, to_state=State.DRAFT)
     return request
 
@@ -127,13 +98,9 @@ def request_update(*, request: RegistrationRequest, actor, edit_version: int, ki
     """Save the working copy of a draft (or of a request sent back for changes).
     Partial content is fine; completeness is checked at submission."""
     request = RegistrationRequest.objects.select_for_update().get(pk=request.pk)
-    if request.registrant_id != actor.pk:
-        raise TransitionRefused("Only the registrant can edit this request.")
-    if request.state not in EDITABLE_STATES:
-        raise StaleEdit(
-            f"This request is now \"{request.get_state_display().lower()}\" and can no longer "
-            "be edited; your text is below so you can copy it."
-        )
+    problem = workflow.edit_refusal(request, actor)
+    if problem is not None:
+        raise problem
     if edit_version != request.edit_version:
         raise StaleEdit(
             "This request was changed in another window or tab after you opened this form. "
@@ -196,24 +163,24 @@ def request_transition(*, request: RegistrationRequest, transition: str, actor, 
     move = check(request, transition, actor, comment=comment, early_reason=early_reason)
     now = timezone.now()
     round_ = None
-    if transition in ("submit", "resubmit"):
+    if move.creates_round:
         round_ = _make_round(request, actor)
         request.review_started_at = now
-    if transition == "register":
+    if move.publishes:
         request.published_version = _register(request, actor)
     text = comment.strip()
     ends = request.review_period_ends()
     if move.decision and early_reason.strip() and ends and now < ends:
         text += f"\n\nDecided before the end of the public review period: {early_reason.strip()}"
     event = RequestEvent.objects.create(
-        request=request, actor=actor, transition=transition, from_state=request.state,
-        to_state=move.target, comment=text.strip(), round=round_,
+        request=request, actor=actor, kind=RequestEvent.Kind.TRANSITION, transition=transition,
+        from_state=request.state, to_state=move.target, comment=text.strip(), round=round_,
     )
     request.state = move.target
     request.last_activity_at = now
     request.save_with_event()
     registry_changed()  # the public review list and the namespace's pending revision
-    _queue_event_mails(event)
+    _queue_event_mails(event, workflow.told_about(request, move))
     return request
 
 
@@ -221,15 +188,14 @@ def request_transition(*, request: RegistrationRequest, transition: str, actor, 
 def request_assign(*, request: RegistrationRequest, expert, actor) -> RegistrationRequest:
     """Assign a request to a designated expert (an expert may take it themselves)."""
     request = RegistrationRequest.objects.select_for_update().get(pk=request.pk)
-    if not is_expert(actor):
-        raise TransitionRefused("Only designated experts assign requests.")
-    if expert is not None and not is_expert(expert):
-        raise TransitionRefused(f"{expert} is not a designated expert.")
+    problem = workflow.assign_refusal(request, actor, expert)
+    if problem is not None:
+        raise problem
     request.assigned_expert = expert
     request.last_activity_at = timezone.now()
     request.save(update_fields=["assigned_expert", "last_activity_at", "updated_at"])
     RequestEvent.objects.create(
-        request=request, actor=actor, transition="assign", from_state=request.state,
+        request=request, actor=actor, kind=RequestEvent.Kind.ASSIGN, from_state=request.state,
         to_state=request.state,
         comment=f"Assigned to {expert.display_name}." if expert else "Unassigned.",
     )
@@ -241,17 +207,13 @@ def request_set_standardisation(*, request: RegistrationRequest, involved: bool,
                                 comment: str = "") -> RegistrationRequest:
     """The experts' flag: standardisation is involved, so approval goes to the IESG."""
     request = RegistrationRequest.objects.select_for_update().get(pk=request.pk)
-    if not is_expert(actor):
-        raise TransitionRefused("Only designated experts decide whether standardisation is "
-                                "involved.")
-    if request.fast_track:
-        raise TransitionRefused("Fast-track requests do not go to the IESG (section 6.3).")
-    if request.state not in (State.DRAFT, State.IN_REVIEW, State.CHANGES_REQUESTED):
-        raise TransitionRefused("The flag can only change before a decision.")
+    problem = workflow.standardisation_refusal(request, actor)
+    if problem is not None:
+        raise problem
     request.standardisation = involved
     request.save(update_fields=["standardisation", "updated_at"])
     RequestEvent.objects.create(
-        request=request, actor=actor, transition="set_standardisation",
+        request=request, actor=actor, kind=RequestEvent.Kind.STANDARDISATION,
         from_state=request.state, to_state=request.state,
         comment=(("Standardisation is involved: approval goes to the IESG. " if involved
                   else "No standardisation involved. ") + comment).strip(),
@@ -271,7 +233,7 @@ def request_remind(*, request: RegistrationRequest, idle, actor=None) -> bool:
     request.reminded_at = now
     request.save(update_fields=["reminded_at"])
     days = (now - request.last_activity_at).days
-    RequestEvent.objects.create(request=request, actor=actor, transition="remind",
+    RequestEvent.objects.create(request=request, actor=actor, kind=RequestEvent.Kind.REMIND,
                                 from_state=request.state, to_state=request.state,
                                 comment=f"No activity for {days} days; the experts were reminded.")
     transaction.on_commit(lambda: tasks.send_reminder_task.delay(request.pk))
@@ -285,12 +247,15 @@ def request_comment(*, request: RegistrationRequest, actor, body: str, audience:
     request = RegistrationRequest.objects.select_for_update().get(pk=request.pk)
     body = body.strip()
     if not body:
-        raise TransitionRefused("Write a comment first.")
-    if audience not in comment_audiences(request, actor):
-        raise TransitionRefused(_AUDIENCE_REFUSALS.get(audience, "You cannot comment here."))
+        raise TransitionRefused("Write a comment first.", field="body")
+    problem = workflow.comment_refusal(request, actor, audience)
+    if problem is not None:
+        raise problem
     comment = Comment.objects.create(request=request, author=actor, audience=audience,
                                      body=body, round=request.latest_round())
     request.last_activity_at = timezone.now()
     request.save(update_fields=["last_activity_at", "updated_at"])
-    transaction.on_commit(lambda: tasks.send_comment_mail_task.delay(comment.pk))
+    for mail_audience in workflow.COMMENT_MAIL[audience]:
+        transaction.on_commit(lambda mail_audience=mail_audience:
+                              tasks.send_comment_mail_task.delay(comment.pk, mail_audience))
     return comment

@@ -16,7 +16,7 @@ class RoundInline(ReadOnlyInline):
 
 class EventInline(ReadOnlyInline):
     model = RequestEvent
-    fields = ("created_at", "transition", "from_state", "to_state", "actor", "comment")
+    fields = ("created_at", "kind", "transition", "from_state", "to_state", "actor", "comment")
     readonly_fields = fields
 
 

@@ -118,11 +118,11 @@ class RequestForm(TextPolicyForm, forms.ModelForm):
 
     def clean(self):
         data = super().clean()  # the text policy has normalised newlines already
+        if not self.submitting:  # a draft saves whatever is ticked; submission decides
+            return data
         if data.get("fast_track") and self.registrant is not None and \
                 not self.registrant.recognized_standards_body:
             self.add_error("fast_track", FAST_TRACK_REFUSAL)
-        if not self.submitting:
-            return data
         required = list(REQUIRED_FIELDS)
         if data.get("fast_track"):
             required.append("documentation")
@@ -140,18 +140,40 @@ class RequestForm(TextPolicyForm, forms.ModelForm):
 
 
 class TransitionForm(TextPolicyForm, forms.Form):
-    comment = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}),
+    """One transition's form on the request page: the comment it needs (labelled by
+    the table) and, for a decision before the review period ends, the reason."""
+
+    comment = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
                               max_length=FIELD_MAX_CHARS)
     early_reason = forms.CharField(
         required=False, max_length=2000, label="Reason for deciding before the review period ends",
         widget=forms.TextInput,
     )
 
+    def __init__(self, *args, transition=None, period_ends=None, **kwargs):
+        if transition is not None:  # several on one page: ids of their own
+            kwargs.setdefault("auto_id", f"id_{transition.name}_%s")
+        super().__init__(*args, **kwargs)
+        self.transition = transition
+        if transition is None:
+            return
+        if transition.needs_comment:
+            self.fields["comment"].label = transition.needs_comment
+            self.fields["comment"].widget.attrs["required"] = "required"
+        else:
+            self.fields["comment"].widget = forms.HiddenInput()
+        if transition.decision and period_ends is not None:
+            self.fields["early_reason"].label = (
+                f"The public review period runs until {period_ends:%Y-%m-%d}: reason for "
+                "deciding earlier")
+        else:
+            self.fields["early_reason"].widget = forms.HiddenInput()
+
 
 class CommentForm(TextPolicyForm, forms.Form):
-    body = forms.CharField(label="Comment", widget=forms.Textarea(attrs={"rows": 3}),
+    body = forms.CharField(label="Add a comment", widget=forms.Textarea(attrs={"rows": 3}),
                            max_length=FIELD_MAX_CHARS)
-    audience = forms.ChoiceField(choices=Comment.Audience.choices,
+    audience = forms.ChoiceField(label="Who sees it", choices=Comment.Audience.choices,
                                  initial=Comment.Audience.PUBLIC)
 
 
@@ -161,8 +183,9 @@ class StandardisationForm(TextPolicyForm, forms.Form):
     involved = forms.TypedChoiceField(choices=[("1", "involved"), ("0", "not involved")],
                                       coerce=lambda value: value == "1", empty_value=False,
                                       required=False)
-    comment = forms.CharField(required=False, max_length=2000,
-                              widget=forms.Textarea(attrs={"rows": 2}))
+    comment = forms.CharField(
+        required=False, max_length=2000, widget=forms.TextInput,
+        label="Why standardisation is (or is not) involved (optional)")
 
 
 class AssignForm(forms.Form):

@@ -1,4 +1,8 @@
-"""The review's mail: one function builds each message; tasks send them."""
+"""The review's mail: one function builds each message; tasks send them.
+
+Who is told about what is the workflow's answer (the ``mail`` column of its
+transition table, ``COMMENT_MAIL`` for comments); this module only turns an
+audience into addresses and a message. Every link is built by ``site_url``."""
 
 from __future__ import annotations
 
@@ -7,18 +11,26 @@ from django.contrib.auth import get_user_model
 from django.core.mail import EmailMessage
 from django.template.loader import render_to_string
 
-from registry.accounts.roles import EXPERT, STAFF
 from registry.namespaces.template import render_text
+from registry.review import workflow
 from registry.review.models import Comment, RegistrationRequest, RequestEvent
 
 
-def _emails_in(group: str) -> list[str]:
-    users = get_user_model().objects.filter(groups__name=group, is_active=True)
-    return sorted(set(users.values_list("email", flat=True)))
+def site_url(path: str) -> str:
+    """An absolute link for mail: the site's address (SITE_URL) and ``path``."""
+    return settings.SITE_URL.rstrip("/") + "/" + path.lstrip("/")
 
 
-def _url(request: RegistrationRequest) -> str:
-    return settings.SITE_URL.rstrip("/") + request.get_absolute_url()
+def _emails(users, *, exclude: tuple[int | None, ...] = ()) -> list[str]:
+    return sorted({u.email for u in users if u.pk not in exclude and u.email})
+
+
+def experts_emails(*, exclude: tuple[int | None, ...] = ()) -> list[str]:
+    return _emails(get_user_model().objects.designated_experts(), exclude=exclude)
+
+
+def staff_emails(*, exclude: tuple[int | None, ...] = ()) -> list[str]:
+    return _emails(get_user_model().objects.iana_staff(), exclude=exclude)
 
 
 def _message(subject: str, template: str, context: dict, to: list[str], cc=(),
@@ -27,70 +39,103 @@ def _message(subject: str, template: str, context: dict, to: list[str], cc=(),
         return None
     body = render_to_string(f"review/mail/{template}", context)
     return EmailMessage(subject=subject, body=body, from_email=settings.DEFAULT_FROM_EMAIL,
-                        to=to, cc=list(cc), reply_to=list(reply_to))
+                        to=to, cc=[a for a in cc if a not in to], reply_to=list(reply_to))
+
+
+def _template_text(request: RegistrationRequest, round_) -> str:
+    if round_ is None:
+        return ""
+    return render_text(nid=round_.nid or "(assigned by IANA at registration)",
+                       version=round_.version, date=round_.date, values=round_.values(),
+                       fast_track=round_.fast_track)
 
 
 def event_message(event: RequestEvent, audience: str) -> EmailMessage | None:
     """The message telling ``audience`` about ``event`` (None: nobody to tell)."""
     request = event.request
     round_ = event.round or request.latest_round()
+    move = workflow.TRANSITIONS[event.transition]
     context = {
         "event": event,
+        "move": move,
         "request": request,
-        "url": _url(request),
-        "namespace_url": (settings.SITE_URL.rstrip("/")
-                          + request.published_version.namespace.get_absolute_url()
+        "url": site_url(request.get_absolute_url()),
+        "namespace_url": (site_url(request.published_version.namespace.get_absolute_url())
                           if request.published_version_id else ""),
-        "template_text": render_text(
-            nid=round_.nid or "(assigned by IANA at registration)", version=round_.version,
-            date=round_.date, values=round_.values(), fast_track=round_.fast_track,
-        ) if round_ else "",
+        "template_text": _template_text(request, round_),
+        "iesg_address": settings.IESG_ADDRESS,
+        "review_list_address": settings.REVIEW_LIST_ADDRESS,
     }
     nid = request.display_nid
-    if audience == "review_list":
+    actor_pk = event.actor_id
+    if audience == workflow.REVIEW_LIST:
         kind = "Fast-track " if request.fast_track else ""
-        what = {
-            "submit": f"{kind}Registration request for URN NID {nid}",
-            "resubmit": f"{kind}Registration request for URN NID {nid} (round {round_.number})",
-            "request_registration": f"Standards body asks IANA to register URN NID {nid}",
-            "register": f"Registered: URN NID {nid}",
-        }[event.transition]
-        if request.is_revision and event.transition in ("submit", "resubmit"):
+        if move.creates_round and request.is_revision:
             what = f"Revision (version {round_.version}) of URN NID {nid}"
+        elif move.creates_round:
+            what = f"{kind}Registration request for URN NID {nid}"
+            if round_.number > 1:
+                what += f" (round {round_.number})"
+        elif move.publishes:
+            what = f"Registered: URN NID {nid}"
+        else:
+            what = f"Standards body asks IANA to register URN NID {nid}"
         return _message(f"[urn] {what}", "to_list.txt", context,
-                        to=[settings.REVIEW_LIST_ADDRESS], cc=_emails_in(EXPERT),
+                        to=[settings.REVIEW_LIST_ADDRESS], cc=experts_emails(),
                         reply_to=[settings.REVIEW_LIST_ADDRESS])
-    if audience == "registrant":
-        return _message(f"Your URN namespace request #{request.pk}: "
-                        f"{event.get_to_state_display()}",
-                        "to_registrant.txt", context, to=[request.registrant.email])
-    if audience == "staff":
+    if audience == workflow.REGISTRANT:
+        if move.creates_round:
+            subject = f"Received: your URN namespace request #{request.pk} is in public review"
+        else:
+            subject = (f"Your URN namespace request #{request.pk}: "
+                       f"{event.get_to_state_display()}")
+        return _message(subject, "to_registrant.txt", context, to=[request.registrant.email])
+    if audience == workflow.STAFF:
         return _message(f"[IANA] {nid}: {event.get_to_state_display()}",
-                        "to_staff.txt", context, to=_emails_in(STAFF))
-    if audience == "experts":
-        return _message(f"[urn experts] Request #{request.pk} for {nid} withdrawn",
-                        "to_experts.txt", context, to=_emails_in(EXPERT))
+                        "to_staff.txt", context, to=staff_emails(exclude=(actor_pk,)))
+    if audience == workflow.EXPERTS:
+        return _message(f"[urn experts] Request #{request.pk} for {nid}: "
+                        f"{event.get_to_state_display().lower()}",
+                        "to_experts.txt", context,
+                        to=experts_emails(exclude=(actor_pk, request.registrant_id)))
+    if audience == workflow.IESG:
+        return _message(f"[urn] Expert review report: URN NID {nid} (request #{request.pk})",
+                        "to_iesg.txt", context, to=[settings.IESG_ADDRESS],
+                        cc=staff_emails(), reply_to=staff_emails())
     raise ValueError(f"unknown audience {audience!r}")
 
 
-def comment_message(comment: Comment) -> EmailMessage | None:
-    """Tell the other side about a comment: the registrant hears what experts and
-    the list say to them; the assigned expert hears what the registrant says."""
+def comment_message(comment: Comment, audience: str) -> EmailMessage | None:
+    """Tell a comment's audience about it: a public comment goes to the review list
+    (the registrant and the experts in copy), one to the registrant to them, an
+    internal one to the other designated experts only."""
     request = comment.request
-    context = {"comment": comment, "request": request, "url": _url(request)}
-    if comment.audience == Comment.Audience.EXPERTS:
-        return None
-    if comment.author_id == request.registrant_id:
-        to = [request.assigned_expert.email] if request.assigned_expert else _emails_in(EXPERT)
-    else:
-        to = [request.registrant.email]
-    return _message(f"Comment on URN namespace request #{request.pk} ({request.display_nid})",
-                    "comment.txt", context, to=to)
+    context = {"comment": comment, "request": request,
+               "url": site_url(request.get_absolute_url())}
+    subject = f"Comment on URN namespace request #{request.pk} ({request.display_nid})"
+    author = comment.author_id
+    if audience == workflow.REVIEW_LIST:
+        cc = experts_emails(exclude=(author,))
+        if request.registrant_id != author:
+            cc.append(request.registrant.email)
+        return _message(f"[urn] {subject}", "comment.txt", context,
+                        to=[settings.REVIEW_LIST_ADDRESS], cc=cc,
+                        reply_to=[settings.REVIEW_LIST_ADDRESS])
+    if audience == workflow.REGISTRANT:
+        if request.registrant_id == author:
+            return None
+        return _message(subject, "comment.txt", context, to=[request.registrant.email])
+    if audience == workflow.EXPERTS:
+        return _message(f"[urn experts] Internal: {subject}", "comment.txt", context,
+                        to=experts_emails(exclude=(author, request.registrant_id)))
+    raise ValueError(f"unknown audience {audience!r}")
 
 
 def reminder_message(request: RegistrationRequest) -> EmailMessage | None:
-    to = [request.assigned_expert.email] if request.assigned_expert else _emails_in(EXPERT)
+    to = ([request.assigned_expert.email] if request.assigned_expert
+          else experts_emails(exclude=(request.registrant_id,)))
     return _message(
         f"[urn experts] Request #{request.pk} ({request.display_nid}) is waiting",
-        "reminder.txt", {"request": request, "url": _url(request)}, to=to,
+        "reminder.txt", {"request": request, "url": site_url(request.get_absolute_url())},
+        to=to,
     )

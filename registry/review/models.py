@@ -6,12 +6,17 @@ import datetime as dt
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Count, Q
+from django.db.models import Count, Exists, OuterRef, Q
 from django.db.models.functions import Lower
 from django.urls import reverse
 from django.utils import timezone
 
-from registry.history import AppendOnlyModel, EventGuardedQuerySet, EventGuardedState
+from registry.history import (
+    AppendOnlyModel,
+    AppendOnlyQuerySet,
+    EventGuardedQuerySet,
+    EventGuardedState,
+)
 from registry.namespaces.models import Namespace
 from registry.namespaces.template import TemplateFields, missing_fields, template_values
 
@@ -25,11 +30,12 @@ class State(models.TextChoices):
     REGISTERED = "registered", "Registered"
     REJECTED = "rejected", "Rejected"
     WITHDRAWN = "withdrawn", "Withdrawn"
+    CLOSED = "closed", "Closed"
 
 
 OPEN_STATES = (State.IN_REVIEW, State.CHANGES_REQUESTED, State.AWAITING_IESG, State.APPROVED)
 EDITABLE_STATES = (State.DRAFT, State.CHANGES_REQUESTED)
-FINAL_STATES = (State.REGISTERED, State.REJECTED, State.WITHDRAWN)
+FINAL_STATES = (State.REGISTERED, State.REJECTED, State.WITHDRAWN, State.CLOSED)
 
 
 class RegistrationRequestQuerySet(EventGuardedQuerySet):
@@ -45,7 +51,7 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
     def conflicting_with(self, request: RegistrationRequest):
         """Other open requests proposing the same NID as ``request`` (section 6.2 asks
         the experts to avoid race conditions on proposed NIDs)."""
-        if not request.proposed_nid or request.revises_id:
+        if not request.proposed_nid or request.revises_id or request.state in FINAL_STATES:
             return self.none()
         return (self.open().filter(proposed_nid__lower=request.proposed_nid.lower(),
                                    revises__isnull=True).exclude(pk=request.pk))
@@ -55,6 +61,52 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
         rows = (self.open().exclude(proposed_nid="").filter(revises__isnull=True)
                 .values(key=Lower("proposed_nid")).annotate(n=Count("pk")).filter(n__gt=1))
         return {row["key"] for row in rows}
+
+    def visible_to(self, user):
+        """The requests ``user`` may see (registry.review.workflow.can_view)."""
+        from registry.review.workflow import requests_visible_to
+
+        return self.filter(requests_visible_to(user))
+
+    def with_race(self):
+        """Annotate each request with whether it is in a race for its NID (read by
+        workflow.race_of): another open request proposes the same NID, or the NID was
+        registered meanwhile. One query for a whole list."""
+        twins = (RegistrationRequest.objects.open()
+                 .filter(revises__isnull=True, proposed_nid__lower=Lower(OuterRef("proposed_nid")))
+                 .exclude(pk=OuterRef("pk")))
+        taken = Namespace.objects.filter(nid__lower=Lower(OuterRef("proposed_nid")))
+        return self.annotate(race_twins=Exists(twins), race_taken=Exists(taken))
+
+    def for_lists(self):
+        return (self.select_related("registrant", "revises", "assigned_expert")
+                .with_race().order_by("last_activity_at"))
+
+    def dashboard_queue(self, *, assigned_to=None) -> dict[str, list[RegistrationRequest]]:
+        """The experts' dashboard: open requests by state, oldest activity first."""
+        rows = self.open().for_lists()
+        if assigned_to is not None:
+            rows = rows.filter(assigned_expert=assigned_to)
+        columns: dict[str, list[RegistrationRequest]] = {state: [] for state in OPEN_STATES}
+        for row in rows:
+            columns[row.state].append(row)
+        return columns
+
+    def staff_queue(self):
+        """IANA staff's queue: ready to register, then awaiting the IESG."""
+        return self.filter(state__in=(State.APPROVED, State.AWAITING_IESG)).for_lists()
+
+    def recently_registered(self, limit: int = 20):
+        return (self.filter(state=State.REGISTERED)
+                .select_related("published_version__namespace").order_by("-updated_at")[:limit])
+
+    def review_record_of(self, namespace: Namespace):
+        """The requests that published versions of ``namespace``, with their rounds and
+        events (the namespace page links its review record)."""
+        return (self.filter(published_version__namespace=namespace)
+                .select_related("published_version")
+                .prefetch_related("rounds", "events__actor")
+                .order_by("published_version__number"))
 
     def needing_reminder(self, *, now: dt.datetime, idle: dt.timedelta):
         """Open requests idle longer than ``idle`` and not reminded about within it:
@@ -178,9 +230,18 @@ class RequestEvent(AppendOnlyModel):
 
     request = models.ForeignKey(RegistrationRequest, on_delete=models.PROTECT,
                                 related_name="events")
+    class Kind(models.TextChoices):
+        TRANSITION = "transition", "Transition"
+        CREATE = "create", "Draft started"
+        ASSIGN = "assign", "Assignment"
+        STANDARDISATION = "standardisation", "Standardisation flag"
+        REMIND = "remind", "Reminder to the experts"
+
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT,
                               related_name="+")
-    transition = models.CharField(max_length=32)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.TRANSITION)
+    transition = models.CharField(max_length=32, blank=True,
+                                  help_text="The workflow transition, for kind 'transition'.")
     from_state = models.CharField(max_length=20, choices=State.choices)
     to_state = models.CharField(max_length=20, choices=State.choices)
     comment = models.TextField(blank=True)
@@ -192,7 +253,22 @@ class RequestEvent(AppendOnlyModel):
         ordering = ["created_at", "id"]
 
     def __str__(self) -> str:
-        return f"#{self.request_id} {self.transition}: {self.from_state} -> {self.to_state}"
+        return f"#{self.request_id} {self.transition or self.kind}: {self.from_state} -> " \
+            f"{self.to_state}"
+
+    @property
+    def label(self) -> str:
+        from registry.review.workflow import event_label
+
+        return event_label(self.kind, self.transition)
+
+
+class CommentQuerySet(AppendOnlyQuerySet):
+    def visible_to(self, user):
+        """The comments ``user`` may read (registry.review.workflow.comments_visible_to)."""
+        from registry.review.workflow import comments_visible_to
+
+        return self.filter(comments_visible_to(user))
 
 
 class Comment(AppendOnlyModel):
@@ -211,21 +287,10 @@ class Comment(AppendOnlyModel):
                               related_name="comments")
     created_at = models.DateTimeField(auto_now_add=True)
 
+    objects = CommentQuerySet.as_manager()
+
     class Meta:
         ordering = ["created_at", "id"]
 
     def __str__(self) -> str:
         return f"comment by {self.author} on #{self.request_id}"
-
-
-def visible_comments(request: RegistrationRequest, user) -> models.QuerySet[Comment]:
-    """Comments ``user`` may read: experts and staff see all; the registrant sees
-    public ones and those addressed to them; everyone else, the public ones."""
-    from registry.accounts.roles import is_expert, is_iana_staff
-
-    qs = request.comments.select_related("author")
-    if is_expert(user) or is_iana_staff(user):
-        return qs
-    if getattr(user, "is_authenticated", False) and user.pk == request.registrant_id:
-        return qs.filter(Q(audience="public") | Q(audience="registrant"))
-    return qs.filter(audience="public")

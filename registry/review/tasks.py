@@ -32,12 +32,12 @@ def send_event_mail_task(event_id: int, audience: str) -> None:
 
 
 @shared_task(**RETRY)
-def send_comment_mail_task(comment_id: int) -> None:
+def send_comment_mail_task(comment_id: int, audience: str) -> None:
     from registry.review import mails
     from registry.review.models import Comment
 
     comment = Comment.objects.select_related("request__registrant", "author").get(pk=comment_id)
-    message = mails.comment_message(comment)
+    message = mails.comment_message(comment, audience)
     if message is not None:
         message.send()
 

@@ -1,22 +1,22 @@
 """Pages of the review: registrants' requests and form, the public review,
-the expert dashboard and the IANA staff queue. Every write calls actions.py."""
+the expert dashboard and the IANA staff queue. Every write calls actions.py;
+every "may this person see or do this?" is asked of workflow.py."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db.models import OuterRef, Subquery
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from registry.accounts.roles import EXPERT, is_expert, is_iana_staff
 from registry.namespaces.advice import confusion_index, nid_warnings, warning_json
 from registry.namespaces.models import Namespace
 from registry.namespaces.presentation import field_diffs, pick_pair
@@ -33,33 +33,38 @@ from registry.review.forms import (
     TemplateImportForm,
     TransitionForm,
 )
-from registry.review.models import (
-    OPEN_STATES,
-    Comment,
-    RegistrationRequest,
-    State,
-    visible_comments,
-)
+from registry.review.models import FINAL_STATES, Comment, RegistrationRequest, State
 from registry.urns import check_formal_nid, check_informal_nid
 
 
 def _get_registration_request(request, pk: int) -> RegistrationRequest:
+    """The request, if ``request.user`` may see it; a private draft gets the same
+    answer as a request that does not exist."""
     registration_request = get_object_or_404(
         RegistrationRequest.objects.select_related("registrant", "revises", "assigned_expert"),
         pk=pk)
     if not workflow.can_view(registration_request, request.user):
-        # A draft is private: the same answer as for a request that does not exist.
         raise Http404("No such request.")
     return registration_request
 
 
+def _held_by(user):
+    """The namespaces ``user`` holds, each with its open revision (read by
+    workflow.revise_refusal), in one query."""
+    open_revision = (RegistrationRequest.objects.filter(revises=OuterRef("pk"))
+                     .exclude(state__in=FINAL_STATES).values("pk")[:1])
+    return Namespace.objects.filter(holder=user).annotate(open_revision_pk=Subquery(open_revision))
+
+
 @login_required
+@require_GET
 def my_requests(request):
     mine = (RegistrationRequest.objects.of(request.user)
             .select_related("revises", "published_version")
-            .order_by("-updated_at"))
-    held = Namespace.objects.filter(holder=request.user)
-    return render(request, "review/my_requests.html", {"requests": mine, "held": held})
+            .with_race().order_by("-updated_at"))
+    rows = [(r, workflow.race_of(r), workflow.can_edit(r, request.user)) for r in mine]
+    held = [(ns, workflow.can_revise(ns, request.user)) for ns in _held_by(request.user)]
+    return render(request, "review/my_requests.html", {"rows": rows, "held": held})
 
 
 @login_required
@@ -89,11 +94,11 @@ def _start_revision(request, nid: str):
     revises = Namespace.objects.by_nid(nid).first()
     if revises is None:
         raise Http404("No such namespace.")
-    if revises.holder_id != request.user.pk:
-        raise PermissionDenied("Only the holder of a namespace can revise it.")
     try:
         draft = actions.request_create(actor=request.user, revises=revises)
-    except actions.TransitionRefused as exc:
+    except workflow.NotAllowed as exc:
+        raise PermissionDenied(str(exc)) from exc
+    except workflow.Refused as exc:
         messages.error(request, str(exc))
         return redirect(revises)
     messages.info(request, f"A draft of version {_next_version(revises)} of {revises.nid} "
@@ -108,17 +113,17 @@ def _next_version(namespace: Namespace) -> int:
 
 @login_required
 def edit_request(request, pk):
-    registration_request = get_object_or_404(
-        RegistrationRequest.objects.select_related("revises"), pk=pk)
-    if registration_request.registrant_id != request.user.pk:
-        raise Http404("No such request.")
+    registration_request = _get_registration_request(request, pk)
+    problem = workflow.edit_refusal(registration_request, request.user)
+    if isinstance(problem, workflow.NotAllowed):
+        raise Http404("No such request.")  # someone else's request has no edit page
     if request.method == "POST" and "import_template" in request.POST and \
             registration_request.is_editable:
         return _import_template(request, registration_request)
     if request.method == "POST":
         return _save(request, registration_request)
-    if not registration_request.is_editable:
-        messages.info(request, "This request is not editable in its current state.")
+    if problem is not None:
+        messages.info(request, str(problem))
         return redirect(registration_request)
     form = RequestForm(instance=registration_request,
                        initial={"edit_version": registration_request.edit_version},
@@ -150,8 +155,10 @@ def _import_template(request, registration_request: RegistrationRequest | None):
 
 def _form_context(registration_request: RegistrationRequest | None, form: RequestForm,
                   importer: TemplateImportForm | None = None) -> dict:
+    submit = (workflow.submit_transition(registration_request) if registration_request
+              else workflow.TRANSITIONS["submit"])
     context: dict[str, Any] = {
-        "form": form, "registration_request": registration_request,
+        "form": form, "registration_request": registration_request, "submit": submit,
         "importer": importer or TemplateImportForm(),
         "nid_warnings": _form_warnings(registration_request, form),
     }
@@ -166,6 +173,7 @@ def _form_context(registration_request: RegistrationRequest | None, form: Reques
                 "namespaces:version-txt", args=[current.nid, current.number]))]
     if registration_request is not None:
         context["conflicts"] = RegistrationRequest.objects.conflicting_with(registration_request)
+        context["taken_by"] = workflow.registered_meanwhile(registration_request)
     return context
 
 
@@ -188,11 +196,19 @@ def _save(request, registration_request: RegistrationRequest | None):
     form = RequestForm(request.POST, instance=registration_request, submitting=submitting,
                        revision=bool(registration_request and registration_request.is_revision),
                        registrant=request.user)
+    if registration_request is not None:
+        problem = workflow.edit_refusal(registration_request, request.user)
+        if problem is not None:  # typed text comes back, to copy
+            form.is_valid()
+            form.add_error(None, f"{problem} Your text is below so you can copy it.")
+            return render(request, "review/request_form.html",
+                          _form_context(registration_request, form), status=problem.status)
     if not form.is_valid():
         return render(request, "review/request_form.html",
                       _form_context(registration_request, form), status=400)
     data = form.cleaned_data
     values = {name: data[name] for name in TEXT_FIELDS if name in data}
+    move = None
     try:
         if registration_request is None:
             registration_request = actions.request_create(
@@ -207,57 +223,89 @@ def _save(request, registration_request: RegistrationRequest | None):
                 fast_track=data["fast_track"], values=values,
             )
         if submitting:
-            name = "resubmit" if registration_request.state == State.CHANGES_REQUESTED else "submit"
-            actions.request_transition(request=registration_request, transition=name,
+            move = workflow.submit_transition(registration_request)
+            actions.request_transition(request=registration_request,
+                                       transition=move.name if move else "submit",
                                        actor=request.user)
-    except (actions.StaleEdit, actions.TransitionRefused) as exc:
-        form.add_error(None, str(exc))
+    except workflow.Refused as exc:
+        form.add_error(exc.field if exc.field in form.fields else None, str(exc))
         if registration_request is not None and registration_request.pk:
             registration_request.refresh_from_db()
         return render(request, "review/request_form.html",
-                      _form_context(registration_request, form), status=409)
-    if submitting:
-        messages.success(request, "Submitted. The template has been sent to the review list "
-                                  f"({settings.REVIEW_LIST_ADDRESS}) and the designated experts.")
+                      _form_context(registration_request, form), status=exc.status)
+    if move is not None:
+        messages.success(request, move.done)
         return redirect(registration_request)
     messages.success(request, "Draft saved.")
     return redirect("review:edit", pk=registration_request.pk)
 
 
-def request_page(request, pk):
-    registration_request = _get_registration_request(request, pk)
+def _page(request, registration_request: RegistrationRequest, *, bound: dict | None = None,
+          status: int = 200) -> HttpResponse:
+    """The request page. ``bound`` is a refused form to show as it was sent, with its
+    errors at their fields: {"target": transition name | "comment" | "standardisation",
+    "form": the bound form}."""
     user = request.user
-    # What a refused action had typed, for the one form it came from (see _keep_unsent).
-    unsent = request.session.pop("unsent", {})
+    bound = bound or {}
     rounds = list(registration_request.rounds.order_by("-number"))
-    events = list(registration_request.events.select_related("actor", "round"))
-    for event in events:
-        event.label = workflow.event_label(event.transition)
     shown = rounds[0] if rounds else registration_request
+    period_ends = registration_request.review_period_ends()
+    now = timezone.now()
+    early_until = period_ends if period_ends and period_ends > now else None
+    conflicts = list(RegistrationRequest.objects.conflicting_with(registration_request))
+    taken_by = workflow.registered_meanwhile(registration_request)
+    workflow.remember_race(registration_request, workflow.Race(len(conflicts),
+                                                               taken_by is not None))
+    offered = []
+    for move in workflow.page_transitions(registration_request, user):
+        form = (bound["form"] if bound.get("target") == move.name
+                else TransitionForm(transition=move, period_ends=early_until))
+        offered.append((move, form))
+    audiences = workflow.comment_audiences(registration_request, user)
+    comment_form = (bound["form"] if bound.get("target") == "comment"
+                    else CommentForm(initial={"audience": audiences[0] if audiences else ""}))
+    standardisation_form = (bound["form"] if bound.get("target") == "standardisation"
+                            else StandardisationForm())
+    race = workflow.race_of(registration_request)
+    can_assign = workflow.can_assign(registration_request, user)
+    placed = ({move.name for move, _ in offered} | ({"comment"} if audiences else set())
+              | ({"standardisation"} if workflow.can_set_standardisation(
+                  registration_request, user) else set()))
+    unplaced = ([e for errors in bound["form"].errors.values() for e in errors]
+                if bound and bound["target"] not in placed else [])
     context = {
+        "unplaced_errors": unplaced,
         "registration_request": registration_request,
         "shown": shown,
         "shown_values": template_values(shown),
         "sections": SECTIONS,
         "rounds": rounds,
-        "events": events,
-        "comments": visible_comments(registration_request, user),
-        "transitions": workflow.available(registration_request, user),
-        "is_registrant": user.is_authenticated and user.pk == registration_request.registrant_id,
-        "user_is_expert": is_expert(user),
-        "user_is_staff": is_iana_staff(user),
-        "conflicts": RegistrationRequest.objects.conflicting_with(registration_request),
+        "events": list(registration_request.events.select_related("actor", "round")),
+        "comments": registration_request.comments.visible_to(user).select_related("author"),
+        "offered": offered,
+        "offered_close": any(move.race_only for move, _ in offered),
+        "can_edit": workflow.can_edit(registration_request, user),
+        "can_assign": can_assign,
+        "can_set_standardisation": workflow.can_set_standardisation(registration_request, user),
+        "standardisation_form": standardisation_form,
+        "race": race,
+        "conflicts": conflicts,
+        "taken_by": taken_by,
         "nid_warnings": _request_warnings(registration_request),
-        "experts": get_user_model().objects.filter(groups__name=EXPERT).order_by("email"),
-        "audiences": [(a, Comment.Audience(a).label)
-                      for a in workflow.comment_audiences(registration_request, user)],
-        "period_ends": registration_request.review_period_ends(),
-        "now": timezone.now(),
-        "unsent": unsent,
+        "experts": get_user_model().objects.designated_experts() if can_assign else [],
+        "audiences": [(a, Comment.Audience(a).label) for a in audiences],
+        "comment_form": comment_form,
+        "period_ends": period_ends,
+        "now": now,
     }
     if len(rounds) >= 2:
         context["round_diffs"] = _round_diffs(request, rounds)
-    return render(request, "review/request_page.html", context)
+    return render(request, "review/request_page.html", context, status=status)
+
+
+@require_GET
+def request_page(request, pk):
+    return _page(request, _get_registration_request(request, pk))
 
 
 def _request_warnings(registration_request: RegistrationRequest, index=None) -> list:
@@ -292,35 +340,35 @@ def round_txt(request, pk, number):
     return HttpResponse(text, content_type="text/plain; charset=utf-8")
 
 
-def _keep_unsent(request, target: str, comment: str, early_reason: str = "") -> None:
-    """Keep what a refused action typed, to put back into the form it came from
-    after the redirect (nothing typed is lost)."""
-    request.session["unsent"] = {"target": target, "comment": comment[:20_000],
-                                 "early_reason": early_reason[:2_000]}
+def _refused(request, registration_request, target: str, form, problem: workflow.Refused):
+    """Show the page again with the refused form as it was sent and the reason at its
+    field (or above the form): nothing chosen or typed is lost."""
+    form.add_error(problem.field if problem.field in form.fields else None, str(problem))
+    return _page(request, registration_request, bound={"target": target, "form": form},
+                 status=problem.status)
 
 
 @login_required
 @require_POST
 def transition(request, pk, name):
     registration_request = _get_registration_request(request, pk)
-    form = TransitionForm(request.POST)
+    move = workflow.TRANSITIONS.get(name)
+    if move is None:
+        raise Http404("No such action.")
+    ends = registration_request.review_period_ends()
+    form = TransitionForm(request.POST, transition=move,
+                          period_ends=ends if ends and ends > timezone.now() else None)
     if not form.is_valid():
-        messages.error(request, " ".join(e for errs in form.errors.values() for e in errs))
-        _keep_unsent(request, name, request.POST.get("comment", ""),
-                     request.POST.get("early_reason", ""))
-        return redirect(registration_request)
+        return _page(request, registration_request, bound={"target": name, "form": form},
+                     status=400)
     data = form.cleaned_data
     try:
         actions.request_transition(request=registration_request, transition=name,
-                                   actor=request.user,
-                                   comment=data.get("comment", ""),
-                                   early_reason=data.get("early_reason", ""))
-    except actions.TransitionRefused as exc:
-        messages.error(request, str(exc))
-        _keep_unsent(request, name, data.get("comment", ""), data.get("early_reason", ""))
-        return redirect(registration_request)
-    label = workflow.TRANSITIONS[name].label
-    messages.success(request, f"Done: {label.lower()}.")
+                                   actor=request.user, comment=data["comment"],
+                                   early_reason=data["early_reason"])
+    except workflow.Refused as exc:
+        return _refused(request, registration_request, name, form, exc)
+    messages.success(request, move.done)
     return redirect(registration_request)
 
 
@@ -331,17 +379,14 @@ def comment(request, pk):
     registration_request = _get_registration_request(request, pk)
     form = CommentForm(request.POST)
     if not form.is_valid():
-        messages.error(request, " ".join(e for errs in form.errors.values() for e in errs))
-        _keep_unsent(request, "comment", request.POST.get("body", ""))
-        return redirect(registration_request)
+        return _page(request, registration_request, bound={"target": "comment", "form": form},
+                     status=400)
     try:
         actions.request_comment(request=registration_request, actor=request.user,
                                 body=form.cleaned_data["body"],
                                 audience=form.cleaned_data["audience"])
-    except actions.TransitionRefused as exc:
-        messages.error(request, str(exc))
-        _keep_unsent(request, "comment", form.cleaned_data["body"])
-        return redirect(registration_request)
+    except workflow.Refused as exc:
+        return _refused(request, registration_request, "comment", form, exc)
     messages.success(request, "Comment posted.")
     return redirect(f"{registration_request.get_absolute_url()}#comments")
 
@@ -356,8 +401,9 @@ def assign(request, pk):
         expert = get_user_model().objects.filter(pk=form.cleaned_data["expert"]).first()
     try:
         actions.request_assign(request=registration_request, expert=expert, actor=request.user)
-    except actions.TransitionRefused as exc:
+    except workflow.Refused as exc:
         messages.error(request, str(exc))
+        return _page(request, registration_request, status=exc.status)
     if request.POST.get("next") == "dashboard":
         return redirect("review:dashboard")
     return redirect(registration_request)
@@ -369,14 +415,16 @@ def standardisation(request, pk):
     registration_request = _get_registration_request(request, pk)
     form = StandardisationForm(request.POST)
     if not form.is_valid():
-        messages.error(request, " ".join(e for errs in form.errors.values() for e in errs))
-        return redirect(registration_request)
+        return _page(request, registration_request,
+                     bound={"target": "standardisation", "form": form}, status=400)
     try:
         actions.request_set_standardisation(request=registration_request, actor=request.user,
                                             involved=form.cleaned_data["involved"],
                                             comment=form.cleaned_data["comment"])
-    except actions.TransitionRefused as exc:
-        messages.error(request, str(exc))
+    except workflow.Refused as exc:
+        return _refused(request, registration_request, "standardisation", form, exc)
+    messages.success(request, "Standardisation is involved: approval goes to the IESG."
+                     if form.cleaned_data["involved"] else "No standardisation involved.")
     return redirect(registration_request)
 
 
@@ -393,46 +441,39 @@ def public_review(request):
     return public_page(request, "review/public_review.html", build)
 
 
-def _queue(states):
-    return (RegistrationRequest.objects.filter(state__in=states)
-            .select_related("registrant", "revises", "assigned_expert", "published_version")
-            .order_by("last_activity_at"))
-
-
 @login_required
+@require_GET
 def dashboard(request):
-    if not is_expert(request.user):
+    if not workflow.can_see_dashboard(request.user):
         raise PermissionDenied("The dashboard is for designated experts.")
     mine = request.GET.get("mine") == "1"
-    keys = RegistrationRequest.objects.conflicting_nid_keys()
+    queue = RegistrationRequest.objects.dashboard_queue(
+        assigned_to=request.user if mine else None)
     index = confusion_index()
-    columns = []
-    for state in (State.IN_REVIEW, State.CHANGES_REQUESTED, State.AWAITING_IESG, State.APPROVED):
-        items = _queue([state])
-        if mine:
-            items = items.filter(assigned_expert=request.user)
-        items = list(items)
-        for item in items:
-            item.conflict = item.proposed_nid.lower() in keys if item.proposed_nid else False
-            item.warnings = _request_warnings(item, index)
-        columns.append((State(state).label, state, items))
+    columns = [(State(state).label, state,
+                [(r, workflow.race_of(r), workflow.can_assign(r, request.user),
+                  _request_warnings(r, index)) for r in rows])
+               for state, rows in queue.items()]
     return render(request, "review/dashboard.html", {
         "columns": columns, "mine": mine, "now": timezone.now(),
-        "experts": get_user_model().objects.filter(groups__name=EXPERT).order_by("email"),
-        "unassigned": RegistrationRequest.objects.filter(state__in=OPEN_STATES,
-                                             assigned_expert__isnull=True).count(),
+        "experts": get_user_model().objects.designated_experts(),
+        "unassigned": RegistrationRequest.objects.open()
+        .filter(assigned_expert__isnull=True).count(),
     })
 
 
 @login_required
+@require_GET
 def staff_queue(request):
-    if not is_iana_staff(request.user):
+    if not workflow.can_see_staff_queue(request.user):
         raise PermissionDenied("The queue is for IANA staff.")
+    rows = list(RegistrationRequest.objects.staff_queue())
+    ready = [(r, workflow.race_of(r), workflow.available(r, request.user))
+             for r in rows if r.state == State.APPROVED]
+    iesg = [(r, workflow.race_of(r)) for r in rows if r.state == State.AWAITING_IESG]
     return render(request, "review/staff_queue.html", {
-        "ready": _queue([State.APPROVED]),
-        "iesg": _queue([State.AWAITING_IESG]),
-        "recent": RegistrationRequest.objects.filter(state=State.REGISTERED)
-        .select_related("published_version__namespace").order_by("-updated_at")[:20],
+        "ready": ready, "iesg": iesg,
+        "recent": RegistrationRequest.objects.recently_registered(),
         "now": timezone.now(),
     })
 

@@ -1,10 +1,17 @@
-"""The review workflow of RFC 8141 sections 6.2 and 6.3 as one explicit table.
+"""The review workflow of RFC 8141 sections 6.2 and 6.3, and every rule of who may
+see and do what, in one module.
 
-Every move a request can make is a row of TRANSITIONS: the states it leaves,
-the state it reaches, the roles that may take it, the path (community, fast
-track or both) it belongs to, and what it requires. ``check()`` is the one
-place that says yes or no, with a message a person can act on; the actions
-module applies a checked transition. Nothing else sets ``RegistrationRequest.state``.
+Every move a request can make is a row of TRANSITIONS; each rule that depends on
+the move is a column of that row (the states it leaves, the state it reaches, who
+may take it, the path, what it requires, what it does, who is told, what the page
+asks and says). ``refusal()`` is the one predicate: ``check()`` raises what it
+finds and ``available()`` keeps the transitions it finds nothing against.
+
+The other questions views, forms, templates and mail ask (``can_view``,
+``can_edit``, ``can_revise``, ``comment_audiences``, ``can_set_standardisation``,
+``can_assign``, ``submit_transition``, who sees the dashboard and the staff
+queue, which requests and comments a person may read) are answered here and
+nowhere else.
 
 Community path (6.2): draft -> in_review (posted to the list) -> experts may
 request changes (the registrant resubmits: a new round) -> experts approve or
@@ -13,13 +20,22 @@ the IESG, and IANA staff record the IESG's direction. IANA staff register.
 
 Fast track (6.3): the same template and public review, but reviews are
 advisory: the body's representative decides when to ask IANA to register.
+
+Races (6.2 asks the experts to avoid them): a request whose NID another open
+request also proposes (compared case-insensitively), or whose NID was registered
+meanwhile, may be closed by an expert or IANA staff with a reason; one whose NID
+is taken can no longer be approved or registered.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Union
 
 from django.conf import settings
+from django.db.models import Q
 from django.utils import timezone
 
 from registry.accounts.roles import (
@@ -29,105 +45,230 @@ from registry.accounts.roles import (
     is_expert,
     is_iana_staff,
 )
-from registry.review.models import FINAL_STATES, Comment, RegistrationRequest, State
+from registry.namespaces.models import Namespace
+from registry.review.models import (
+    EDITABLE_STATES,
+    FINAL_STATES,
+    OPEN_STATES,
+    Comment,
+    RegistrationRequest,
+    State,
+)
 from registry.review.validation import submission_problems
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser
+
+    from registry.accounts.models import User
+
+# Whoever asks: a signed-in user or an anonymous visitor.
+Person = Union["User", "AnonymousUser"]
 
 COMMUNITY = "community"
 FAST_TRACK = "fast_track"
 BOTH = frozenset({COMMUNITY, FAST_TRACK})
-ROLES = (REGISTRANT_ROLE, EXPERT_ROLE, STAFF_ROLE)
+
+# Who is told (registry.review.mails builds one message per audience).
+REVIEW_LIST = "review_list"
+REGISTRANT = "registrant"
+EXPERTS = "experts"
+STAFF = "staff"
+IESG = "iesg"
+
+
+class Refused(Exception):
+    """The workflow says no; the message says why and what to do instead. ``field``
+    names the form field the answer is about, when it is about one."""
+
+    status = 409
+
+    def __init__(self, message: str, *, field: str | None = None):
+        super().__init__(message)
+        self.field = field
+
+
+class NotAllowed(Refused):
+    """This person may not do this (role, holder, conflict of interest)."""
+
+    status = 403
+
+
+class TransitionRefused(Refused):
+    """The move is not possible now (state, path, a missing reason, an unready
+    template, a NID taken meanwhile)."""
+
+
+class NotEditable(Refused):
+    """The request is no longer in a state its registrant may edit."""
+
+
+class StaleEdit(Refused):
+    """The form was based on an older copy of the request than the one stored."""
 
 
 @dataclass(frozen=True)
 class Transition:
     name: str
-    label: str
+    label: str  # the button, and the timeline entry
     sources: frozenset[str]
     target: str
     roles: frozenset[str]
+    done: str  # what the person is told once it is taken
     paths: frozenset[str] = BOTH
     needs_comment: str = ""  # the label of the required comment, if one is required
     decision: bool = False  # subject to the minimum public review period
+    complete_template: bool = False  # the template must be ready to submit
+    creates_round: bool = False  # snapshots the template as a new round of review
+    publishes: bool = False  # registers the namespace or publishes its next version
+    standardisation: bool | None = None  # only when involved (True) / not involved (False)
+    independent: bool = False  # conflict of interest: never by the request's registrant
+    race_only: bool = False  # only for a request that lost (or is in) a race for its NID
+    needs_free_nid: bool = False  # refused once the proposed NID is registered meanwhile
+    mail: tuple[str, ...] = ()  # who is told
+    confirm: str = ""  # the question asked before it is taken
     button: str = "primary"
 
 
-def _t(name, label, sources, target, roles, **kw) -> Transition:
-    return Transition(name, label, frozenset(sources), target, frozenset(roles), **kw)
+def _t(name: str, label: str, sources: Iterable[str], target: str, roles: Iterable[str],
+       done: str, **kw: Any) -> Transition:
+    return Transition(name, label, frozenset(sources), target, frozenset(roles), done, **kw)
 
+
+PRE_FINAL = [State.DRAFT, *OPEN_STATES]
+ONLY_COMMUNITY = frozenset({COMMUNITY})
 
 TRANSITIONS: dict[str, Transition] = {t.name: t for t in (
-    _t("submit", "Submit for public review", [State.DRAFT], State.IN_REVIEW,
-       [REGISTRANT_ROLE]),
+    _t("submit", "Submit for public review", [State.DRAFT], State.IN_REVIEW, [REGISTRANT_ROLE],
+       "Submitted: the template went to the review list and the designated experts.",
+       complete_template=True, creates_round=True, mail=(REVIEW_LIST, REGISTRANT)),
     _t("resubmit", "Resubmit (new round)", [State.CHANGES_REQUESTED], State.IN_REVIEW,
-       [REGISTRANT_ROLE]),
+       [REGISTRANT_ROLE],
+       "Resubmitted: the new round went to the review list and the designated experts.",
+       complete_template=True, creates_round=True, mail=(REVIEW_LIST, REGISTRANT)),
     _t("revise", "Take back to revise", [State.IN_REVIEW], State.CHANGES_REQUESTED,
-       [REGISTRANT_ROLE], button="secondary"),
+       [REGISTRANT_ROLE], "Taken back: edit the template, then resubmit it.",
+       button="secondary"),
     _t("request_changes", "Request changes", [State.IN_REVIEW], State.CHANGES_REQUESTED,
-       [EXPERT_ROLE], paths=frozenset({COMMUNITY}),
-       needs_comment="What must change", button="warning"),
-    _t("approve", "Approve", [State.IN_REVIEW], State.APPROVED,
-       [EXPERT_ROLE], paths=frozenset({COMMUNITY}),
-       needs_comment="Reasons for approval", decision=True, button="success"),
+       [EXPERT_ROLE], "Changes requested; the registrant has been told.", paths=ONLY_COMMUNITY,
+       needs_comment="What must change", independent=True, mail=(REGISTRANT,),
+       button="warning"),
+    _t("approve", "Approve", [State.IN_REVIEW], State.APPROVED, [EXPERT_ROLE],
+       "Approved: the request is in the IANA staff queue.", paths=ONLY_COMMUNITY,
+       needs_comment="Reasons for approval", decision=True, standardisation=False,
+       independent=True, needs_free_nid=True, mail=(REGISTRANT, STAFF), button="success"),
     _t("report_to_iesg", "Approve and report to the IESG", [State.IN_REVIEW],
-       State.AWAITING_IESG, [EXPERT_ROLE], paths=frozenset({COMMUNITY}),
-       needs_comment="Expert review report", decision=True, button="success"),
-    _t("reject", "Reject", [State.IN_REVIEW], State.REJECTED,
-       [EXPERT_ROLE], paths=frozenset({COMMUNITY}),
-       needs_comment="Reasons for rejection", decision=True, button="danger"),
+       State.AWAITING_IESG, [EXPERT_ROLE],
+       "Approved and reported: your report went to the IESG.", paths=ONLY_COMMUNITY,
+       needs_comment="Expert review report", decision=True, standardisation=True,
+       independent=True, needs_free_nid=True, mail=(REGISTRANT, STAFF, IESG),
+       button="success"),
+    _t("reject", "Reject", [State.IN_REVIEW], State.REJECTED, [EXPERT_ROLE],
+       "Rejected; the registrant has been told.", paths=ONLY_COMMUNITY,
+       needs_comment="Reasons for rejection", decision=True, independent=True,
+       mail=(REGISTRANT,), confirm="Reject this request? This cannot be undone.",
+       button="danger"),
     _t("record_iesg_approval", "Record IESG approval", [State.AWAITING_IESG], State.APPROVED,
-       [STAFF_ROLE], paths=frozenset({COMMUNITY}),
-       needs_comment="The IESG's direction", button="success"),
+       [STAFF_ROLE], "The IESG's approval is recorded: the request is ready to register.",
+       paths=ONLY_COMMUNITY, needs_comment="The IESG's direction", independent=True,
+       needs_free_nid=True, mail=(REGISTRANT, STAFF), button="success"),
     _t("record_iesg_rejection", "Record IESG rejection", [State.AWAITING_IESG], State.REJECTED,
-       [STAFF_ROLE], paths=frozenset({COMMUNITY}),
-       needs_comment="The IESG's direction", button="danger"),
+       [STAFF_ROLE], "The IESG's rejection is recorded; the registrant has been told.",
+       paths=ONLY_COMMUNITY, needs_comment="The IESG's direction", independent=True,
+       mail=(REGISTRANT,), button="danger"),
     _t("request_registration", "Ask IANA to register", [State.IN_REVIEW], State.APPROVED,
-       [REGISTRANT_ROLE], paths=frozenset({FAST_TRACK}), button="success"),
+       [REGISTRANT_ROLE], "Asked: the request is in the IANA staff queue.",
+       paths=frozenset({FAST_TRACK}), complete_template=True, needs_free_nid=True,
+       mail=(REVIEW_LIST, STAFF), button="success"),
     _t("register", "Complete the registration", [State.APPROVED], State.REGISTERED,
-       [STAFF_ROLE], button="success"),
-    _t("withdraw", "Withdraw the request",
-       [State.DRAFT, State.IN_REVIEW, State.CHANGES_REQUESTED, State.AWAITING_IESG,
-        State.APPROVED], State.WITHDRAWN, [REGISTRANT_ROLE], button="outline-danger"),
+       [STAFF_ROLE], "Registered: the namespace is published.", publishes=True,
+       independent=True, needs_free_nid=True, mail=(REGISTRANT, REVIEW_LIST),
+       button="success"),
+    _t("withdraw", "Withdraw the request", PRE_FINAL, State.WITHDRAWN, [REGISTRANT_ROLE],
+       "Withdrawn.", mail=(EXPERTS,), confirm="Withdraw this request? This cannot be undone.",
+       button="outline-danger"),
+    _t("close", "Close the request", OPEN_STATES, State.CLOSED, [EXPERT_ROLE, STAFF_ROLE],
+       "Closed; the registrant has been told.", needs_comment="Why it is closed",
+       independent=True, race_only=True, mail=(REGISTRANT, EXPERTS),
+       confirm="Close this request? This cannot be undone.", button="outline-danger"),
 )}
-
-# Events that record something other than a move of the state.
-OTHER_EVENTS = {
-    "create": "Draft started",
-    "assign": "Assignment",
-    "set_standardisation": "Standardisation flag",
-    "remind": "Reminder to the experts",
-}
-
-
-def event_label(name: str) -> str:
-    """What a RequestEvent's ``transition`` is called on the timeline."""
-    if name in TRANSITIONS:
-        return TRANSITIONS[name].label
-    return OTHER_EVENTS.get(name, name.replace("_", " ").capitalize())
-
 
 ROLE_NAMES = {REGISTRANT_ROLE: "the registrant", EXPERT_ROLE: "a designated expert",
               STAFF_ROLE: "IANA staff"}
 
-
-class TransitionRefused(Exception):
-    """A transition the workflow does not allow now; the message says why."""
+# Who is told about a comment, by its audience.
+COMMENT_MAIL: dict[str, tuple[str, ...]] = {
+    Comment.Audience.PUBLIC: (REVIEW_LIST,),
+    Comment.Audience.REGISTRANT: (REGISTRANT,),
+    Comment.Audience.EXPERTS: (EXPERTS,),
+}
 
 
 def path_of(request: RegistrationRequest) -> str:
     return FAST_TRACK if request.fast_track else COMMUNITY
 
 
-def roles_of(user, request: RegistrationRequest) -> set[str]:
+def _signed_in(user: Person) -> bool:
+    return bool(getattr(user, "is_authenticated", False))
+
+
+def _is_registrant(user: Person, request: RegistrationRequest) -> bool:
+    return _signed_in(user) and user.pk == request.registrant_id
+
+
+def roles_of(user: Person, request: RegistrationRequest) -> set[str]:
     roles = set()
-    if getattr(user, "is_authenticated", False):
-        if user.pk == request.registrant_id:
-            roles.add(REGISTRANT_ROLE)
-        if is_expert(user):
-            roles.add(EXPERT_ROLE)
-        if is_iana_staff(user):
-            roles.add(STAFF_ROLE)
+    if _is_registrant(user, request):
+        roles.add(REGISTRANT_ROLE)
+    if is_expert(user):
+        roles.add(EXPERT_ROLE)
+    if is_iana_staff(user):
+        roles.add(STAFF_ROLE)
     return roles
 
+
+# --- Races for a NID ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Race:
+    twins: int  # other open requests proposing the same NID, case-insensitively
+    taken: bool  # the NID was registered meanwhile
+
+    def __bool__(self) -> bool:
+        return bool(self.twins or self.taken)
+
+
+def race_of(request: RegistrationRequest) -> Race:
+    """Read from the ``with_race()`` annotations when the queryset made them (one
+    query for a whole list), else from two queries."""
+    if request.is_revision or not request.proposed_nid or request.state in FINAL_STATES:
+        return Race(0, False)
+    if hasattr(request, "race_twins"):
+        return Race(int(request.race_twins or 0),
+                    bool(request.race_taken))  # type: ignore[attr-defined]
+    key = (request.state, request.proposed_nid)
+    cached = request.__dict__.get("_race")  # asked once per transition of a page
+    if cached is not None and cached[0] == key:
+        return cached[1]  # type: ignore[no-any-return]
+    race = Race(RegistrationRequest.objects.conflicting_with(request).count(),
+                registered_meanwhile(request) is not None)
+    remember_race(request, race)
+    return race
+
+
+def remember_race(request: RegistrationRequest, race: Race) -> None:
+    """Keep a race a page has already read, for the questions that follow."""
+    request.__dict__["_race"] = ((request.state, request.proposed_nid), race)
+
+
+def registered_meanwhile(request: RegistrationRequest) -> Namespace | None:
+    """The namespace that took this request's proposed NID while it was open."""
+    if request.is_revision or not request.proposed_nid or request.state in FINAL_STATES:
+        return None
+    namespace: Namespace | None = Namespace.objects.by_nid(request.proposed_nid).first()
+    return namespace
+
+
+# --- The one predicate ----------------------------------------------------------------
 
 def check_move(transition: Transition, *, state: str, path: str, roles: set[str]) -> None:
     """The table's answer for one (state, transition, roles) triple."""
@@ -149,83 +290,285 @@ def check_move(transition: Transition, *, state: str, path: str, roles: set[str]
         )
     if not roles & transition.roles:
         who = " or ".join(ROLE_NAMES[r] for r in sorted(transition.roles))
-        raise TransitionRefused(f'Only {who} can "{transition.label.lower()}".')
+        raise NotAllowed(f'Only {who} can "{transition.label.lower()}".')
 
 
-def check(request: RegistrationRequest, name: str, user, *, comment: str = "",
-          early_reason: str = "", now=None) -> Transition:
-    """Whether ``user`` may take transition ``name`` on ``request`` now; raises
-    :class:`TransitionRefused` with the reason when not."""
-    transition = TRANSITIONS.get(name)
-    if transition is None:
-        raise TransitionRefused(f"There is no action called {name!r}.")
-    check_move(transition, state=request.state, path=path_of(request),
-               roles=roles_of(user, request))
-    if transition.needs_comment and not comment.strip():
-        raise TransitionRefused(f"{transition.needs_comment} is required.")
-    if name == "approve" and request.standardisation:
-        raise TransitionRefused(
+@dataclass(frozen=True)
+class Inputs:
+    """What the person typed with the move (checked only when they take it)."""
+
+    comment: str = ""
+    early_reason: str = ""
+
+
+def refusal(request: RegistrationRequest, transition: Transition, user: Person, *,
+            inputs: Inputs | None = None, now: dt.datetime | None = None) -> Refused | None:
+    """Why ``user`` may not take ``transition`` on ``request`` now, or None. Without
+    ``inputs``, what the person would still have to type is not judged."""
+    try:
+        check_move(transition, state=request.state, path=path_of(request),
+                   roles=roles_of(user, request))
+    except Refused as exc:
+        return exc
+    if transition.independent and _is_registrant(user, request):
+        return NotAllowed(
+            f'You are the registrant of this request, so you cannot "{transition.label.lower()}"'
+            " (conflict of interest): another "
+            + ("designated expert" if EXPERT_ROLE in transition.roles & roles_of(user, request)
+               else "member of IANA staff") + " must."
+        )
+    if transition.standardisation is False and request.standardisation:
+        return TransitionRefused(
             "Standardisation is involved: approve with a report to the IESG instead "
             "(RFC 8141 section 6.2, step 4)."
         )
-    if name == "report_to_iesg" and not request.standardisation:
-        raise TransitionRefused(
+    if transition.standardisation is True and not request.standardisation:
+        return TransitionRefused(
             "Only requests that involve standardisation go to the IESG; approve it directly."
         )
+    if transition.race_only or transition.needs_free_nid:
+        race = race_of(request)
+        if transition.race_only and not race:
+            return TransitionRefused(
+                "Only a request in a race for its NID (another open request proposes it, or it "
+                "was registered meanwhile) can be closed; otherwise the registrant withdraws it "
+                "or the experts decide on it."
+            )
+        if transition.needs_free_nid and race.taken:
+            way_out = ('"Close the request" with a reason instead'
+                       if roles_of(user, request) & TRANSITIONS["close"].roles
+                       else "withdraw it, or ask the experts to close it")
+            return TransitionRefused(
+                f"The NID {request.proposed_nid} was registered meanwhile, so "
+                f'"{transition.label.lower()}" is no longer possible: {way_out}.'
+            )
+    if inputs is None:
+        return None
+    if transition.needs_comment and not inputs.comment.strip():
+        return TransitionRefused(f"{transition.needs_comment} is required.", field="comment")
     if transition.decision:
         ends = request.review_period_ends()
-        if ends and (now or timezone.now()) < ends and not early_reason.strip():
-            raise TransitionRefused(
+        if ends and (now or timezone.now()) < ends and not inputs.early_reason.strip():
+            return TransitionRefused(
                 f"The public review period ({settings.REVIEW_MIN_DAYS} days) ends on "
-                f"{ends:%Y-%m-%d}; to decide earlier, record a reason for the early decision."
+                f"{ends:%Y-%m-%d}; to decide earlier, record a reason for the early decision.",
+                field="early_reason",
             )
-    if name in ("submit", "resubmit", "request_registration"):
-        _check_complete(request)
+    if transition.complete_template:
+        problems = submission_problems(request)
+        if problems:
+            return TransitionRefused("The template is not ready: " + "; ".join(problems))
+    return None
+
+
+def check(request: RegistrationRequest, name: str, user: Person, *, comment: str = "",
+          early_reason: str = "", now: dt.datetime | None = None) -> Transition:
+    """Whether ``user`` may take transition ``name`` on ``request`` now; raises
+    :class:`Refused` with the reason when not."""
+    transition = TRANSITIONS.get(name)
+    if transition is None:
+        raise TransitionRefused(f"There is no action called {name!r}.")
+    problem = refusal(request, transition, user,
+                      inputs=Inputs(comment=comment, early_reason=early_reason), now=now)
+    if problem is not None:
+        raise problem
     return transition
 
 
-def _check_complete(request: RegistrationRequest) -> None:
-    problems = submission_problems(request)
-    if problems:
-        raise TransitionRefused("The template is not ready: " + "; ".join(problems))
+def available(request: RegistrationRequest, user: Person) -> list[Transition]:
+    """The transitions ``user`` could take on ``request`` (not yet judging what they
+    would have to type)."""
+    return [t for t in TRANSITIONS.values() if refusal(request, t, user) is None]
 
 
-def can_view(request: RegistrationRequest, user) -> bool:
-    """A draft is private to its registrant; from submission on, review is public."""
-    if request.state == State.DRAFT:
-        return getattr(user, "is_authenticated", False) and user.pk == request.registrant_id
-    return True
+def page_transitions(request: RegistrationRequest, user: Person) -> list[Transition]:
+    """The buttons of the request page: submission happens from the request form."""
+    return [t for t in available(request, user) if not t.creates_round]
 
 
-def comment_audiences(request: RegistrationRequest, user) -> list[str]:
+def submit_transition(request: RegistrationRequest) -> Transition | None:
+    """Which transition the request form's "Submit" button takes in this state."""
+    return next((t for t in TRANSITIONS.values()
+                 if t.creates_round and request.state in t.sources), None)
+
+
+def told_about(request: RegistrationRequest, transition: Transition) -> tuple[str, ...]:
+    """Who is told that ``transition`` was taken: nobody hears of a request that was
+    never submitted (it was private all along)."""
+    return transition.mail if was_submitted(request) else ()
+
+
+def event_label(kind: str, name: str = "") -> str:
+    """What a RequestEvent is called on the timeline."""
+    from registry.review.models import RequestEvent
+
+    if kind == RequestEvent.Kind.TRANSITION and name in TRANSITIONS:
+        return TRANSITIONS[name].label
+    return RequestEvent.Kind(kind).label
+
+
+# --- Seeing ----------------------------------------------------------------------------
+
+def was_submitted(request: RegistrationRequest) -> bool:
+    return request.review_started_at is not None
+
+
+def can_view(request: RegistrationRequest, user: Person) -> bool:
+    """A request never submitted is private to its registrant, whatever its state
+    (a withdrawn draft too); from submission on, review is public."""
+    return was_submitted(request) or _is_registrant(user, request)
+
+
+def requests_visible_to(user: Person) -> Q:
+    """``can_view`` as a filter (RegistrationRequest.objects.visible_to)."""
+    if not _signed_in(user):
+        return Q(review_started_at__isnull=False)
+    return Q(review_started_at__isnull=False) | Q(registrant=user)
+
+
+def comments_visible_to(user: Person) -> Q:
+    """Which comments ``user`` may read (Comment.objects.visible_to): public ones on
+    requests they may see; those to the registrant by the registrant, the experts and
+    staff; internal ones by the designated experts only, never on their own request."""
+    on_visible = Q(request__review_started_at__isnull=False)
+    if _signed_in(user):
+        on_visible |= Q(request__registrant=user)
+    audiences = Q(audience=Comment.Audience.PUBLIC)
+    if _signed_in(user):
+        audiences |= Q(audience=Comment.Audience.REGISTRANT, request__registrant=user)
+        if is_expert(user) or is_iana_staff(user):
+            audiences |= Q(audience=Comment.Audience.REGISTRANT)
+        if is_expert(user):
+            audiences |= Q(audience=Comment.Audience.EXPERTS) & ~Q(request__registrant=user)
+    return on_visible & audiences
+
+
+def can_read_comment(comment: Comment, user: Person) -> bool:
+    request = comment.request
+    if not can_view(request, user):
+        return False
+    if comment.audience == Comment.Audience.PUBLIC:
+        return True
+    if comment.audience == Comment.Audience.REGISTRANT:
+        return _is_registrant(user, request) or is_expert(user) or is_iana_staff(user)
+    return is_expert(user) and not _is_registrant(user, request)
+
+
+def can_see_dashboard(user: Person) -> bool:
+    return is_expert(user)
+
+
+def can_see_staff_queue(user: Person) -> bool:
+    return is_iana_staff(user)
+
+
+# --- Doing other than transitions --------------------------------------------------------
+
+def edit_refusal(request: RegistrationRequest, user: Person) -> Refused | None:
+    if not _is_registrant(user, request):
+        return NotAllowed("Only the registrant can edit this request.")
+    if request.state not in EDITABLE_STATES:
+        return NotEditable(
+            f'This request is now "{request.get_state_display().lower()}" and can no longer '
+            "be edited."
+        )
+    return None
+
+
+def can_edit(request: RegistrationRequest, user: Person) -> bool:
+    return edit_refusal(request, user) is None
+
+
+def revise_refusal(namespace: Namespace, user: Person) -> Refused | None:
+    """Whether ``user`` may start a new version of ``namespace`` now: its holder, once
+    no other revision of it is open (so each version builds on the one before)."""
+    if not _signed_in(user) or namespace.holder_id != user.pk:
+        return NotAllowed("Only the holder of a namespace can revise it.")
+    if hasattr(namespace, "open_revision_pk"):  # annotated for a list (one query)
+        open_pk = namespace.open_revision_pk
+    else:
+        open_pk = (RegistrationRequest.objects.filter(revises=namespace)
+                   .exclude(state__in=FINAL_STATES).values_list("pk", flat=True).first())
+    if open_pk is not None:
+        return TransitionRefused(
+            f"Request #{open_pk} already revises {namespace.nid}; finish or withdraw "
+            "it first, so that each version builds on the one before."
+        )
+    return None
+
+
+def can_revise(namespace: Namespace, user: Person) -> bool:
+    return revise_refusal(namespace, user) is None
+
+
+def comment_audiences(request: RegistrationRequest, user: Person) -> list[str]:
     """Who ``user`` may address a comment to on ``request``: the public review (anyone
     signed in, once submitted and while open; the participants afterwards), the
-    registrant (experts and staff), the experts only (experts)."""
-    if not getattr(user, "is_authenticated", False):
+    registrant (experts and staff), the experts only (experts, not on their own)."""
+    if not _signed_in(user) or not can_view(request, user):
         return []
     roles = roles_of(user, request)
-    audiences = []
+    audiences: list[str] = []
     if request.state != State.DRAFT and (request.state not in FINAL_STATES or roles):
         audiences.append(Comment.Audience.PUBLIC)
     if roles & {EXPERT_ROLE, STAFF_ROLE}:
         audiences.append(Comment.Audience.REGISTRANT)
-    if EXPERT_ROLE in roles:
+    if EXPERT_ROLE in roles and REGISTRANT_ROLE not in roles:
         audiences.append(Comment.Audience.EXPERTS)
     return audiences
 
 
-def available(request: RegistrationRequest, user) -> list[Transition]:
-    """The transitions ``user`` could take on ``request`` (ignoring comments and periods)."""
-    roles = roles_of(user, request)
-    result = []
-    for transition in TRANSITIONS.values():
-        try:
-            check_move(transition, state=request.state, path=path_of(request), roles=roles)
-        except TransitionRefused:
-            continue
-        if transition.name == "approve" and request.standardisation:
-            continue
-        if transition.name == "report_to_iesg" and not request.standardisation:
-            continue
-        result.append(transition)
-    return result
+_AUDIENCE_REFUSALS: dict[str, str] = {
+    Comment.Audience.EXPERTS: "Only designated experts can write internal comments, and not "
+                              "on their own request.",
+    Comment.Audience.REGISTRANT: "Only experts and IANA staff write to the registrant.",
+    Comment.Audience.PUBLIC: "Public comments are for requests in review; a draft is private "
+                             "and the review of a closed request is over.",
+}
+
+
+def comment_refusal(request: RegistrationRequest, user: Person, audience: str) -> Refused | None:
+    if audience in comment_audiences(request, user):
+        return None
+    message = _AUDIENCE_REFUSALS.get(audience, "Choose who the comment is for.")
+    if not _signed_in(user):
+        return NotAllowed("Log in to comment.", field="audience")
+    return NotAllowed(message, field="audience")
+
+
+def can_comment(request: RegistrationRequest, user: Person, audience: str | None = None) -> bool:
+    audiences = comment_audiences(request, user)
+    return bool(audiences) if audience is None else audience in audiences
+
+
+# The experts see a request from its submission; the flag is theirs until they decide.
+STANDARDISATION_STATES = (State.IN_REVIEW, State.CHANGES_REQUESTED)
+
+
+def standardisation_refusal(request: RegistrationRequest, user: Person) -> Refused | None:
+    if not is_expert(user):
+        return NotAllowed("Only designated experts decide whether standardisation is involved.")
+    if request.fast_track:
+        return TransitionRefused("Fast-track requests do not go to the IESG (section 6.3).")
+    if request.state not in STANDARDISATION_STATES:
+        return TransitionRefused("The flag is set during the review, before a decision.")
+    return None
+
+
+def can_set_standardisation(request: RegistrationRequest, user: Person) -> bool:
+    return can_view(request, user) and standardisation_refusal(request, user) is None
+
+
+def assign_refusal(request: RegistrationRequest, user: Person,
+                   expert: User | None = None) -> Refused | None:
+    if not is_expert(user):
+        return NotAllowed("Only designated experts assign requests.")
+    if request.state not in OPEN_STATES:
+        return TransitionRefused("Only open requests are assigned.")
+    if expert is not None and not (is_expert(expert) and expert.is_active):
+        return TransitionRefused(f"{expert} is not a designated expert.", field="expert")
+    return None
+
+
+def can_assign(request: RegistrationRequest, user: Person) -> bool:
+    return can_view(request, user) and assign_refusal(request, user) is None

@@ -21,7 +21,12 @@
     return checked ? checked.value : "formal";
   }
 
+  // The server's own errors for the field, if the form came back refused: the live
+  // check says the same, so only one of the two is shown at a time.
+  var served = document.getElementById(input.id + "_error");
+
   function show(data) {
+    if (served) { served.remove(); served = null; }
     status.textContent = "";
     input.classList.remove("is-valid", "is-invalid");
     input.removeAttribute("aria-invalid");
@@ -98,5 +103,5 @@
   document.querySelectorAll("input[name=kind]").forEach(function (r) { r.addEventListener("change", check); });
   var orgInput = document.getElementById("id_registrant_organisation");
   if (orgInput) { orgInput.addEventListener("change", function () { if (input.value) { check(); } }); }
-  if (input.value || kind() !== "formal") { check(); }
+  if ((input.value && !served) || kind() !== "formal") { check(); }
 })();

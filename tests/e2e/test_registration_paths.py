@@ -66,7 +66,7 @@ def test_community_registration_from_sign_up_to_published_page(new_page, expert,
     registrant.click("button[name=save]")  # a draft first
     registrant.wait_for_selector("text=Draft saved.")
     registrant.click("button[name=submit]")
-    registrant.wait_for_selector("text=Submitted.")
+    registrant.wait_for_selector("text=Submitted: the template went to the review list")
     assert "In public review" in registrant.inner_text("main")
     request_url = registrant.url
     assert any(m.subject == "[urn] Registration request for URN NID alicearchive"
@@ -77,28 +77,28 @@ def test_community_registration_from_sign_up_to_published_page(new_page, expert,
     reviewer.goto("/requests/dashboard/")
     reviewer.click("table[data-state=in_review] >> a.btn:has-text(\"Review\")")
     assert reviewer.url == request_url
-    reviewer.fill("#c-request_changes", "Please say whether the NSS is case-sensitive.")
+    reviewer.fill("#id_request_changes_comment", "Please say whether the NSS is case-sensitive.")
     reviewer.click("button[value=request_changes]")
-    reviewer.wait_for_selector("text=Done: request changes.")
+    reviewer.wait_for_selector("text=Changes requested; the registrant has been told.")
 
     registrant.goto(request_url)
     registrant.click("text=Edit the template")
     registrant.fill("[name=syntax]", "NSS = 1*DIGIT; compared case-sensitively.")
     registrant.click("button[name=submit]")
-    registrant.wait_for_selector("text=Submitted.")
+    registrant.wait_for_selector("text=Resubmitted: the new round went to the review list")
 
     reviewer.goto(request_url)
     assert "Compare rounds" in reviewer.inner_text("main")
-    reviewer.fill("#c-approve", "Clear and complete.")
-    reviewer.fill("#e-approve", "The list discussion is over; no objections.")
+    reviewer.fill("#id_approve_comment", "Clear and complete.")
+    reviewer.fill("#id_approve_early_reason", "The list discussion is over; no objections.")
     reviewer.click("button[value=approve]")
-    reviewer.wait_for_selector("text=Done: approve.")
+    reviewer.wait_for_selector("text=Approved: the request is in the IANA staff queue.")
 
     iana = new_page()
     log_in(iana, staff.email)
     iana.goto("/requests/iana/")
     iana.click("#ready >> text=Complete the registration")
-    iana.wait_for_selector("text=Done: complete the registration.")
+    iana.wait_for_selector("text=Registered: the namespace is published.")
 
     registrant.goto("/namespaces/AliceArchive/")
     body = registrant.inner_text("main")
@@ -128,7 +128,7 @@ def test_fast_track_from_sign_up_to_published_page(new_page, expert):
     fill_template(body, "sdoids", complete_values(None, contact_email="rep@sdo.example"),
                   fast_track=True)
     body.click("button[name=submit]")
-    body.wait_for_selector("text=Submitted.")
+    body.wait_for_selector("text=Submitted: the template went to the review list")
     request_url = body.url
     assert "Fast track" in body.inner_text("main")
 
@@ -136,7 +136,7 @@ def test_fast_track_from_sign_up_to_published_page(new_page, expert):
     log_in(reviewer, expert.email)
     reviewer.goto(request_url)
     assert reviewer.locator("button[value=approve]").count() == 0  # reviews are advisory
-    reviewer.fill("#comment-body", "Advice: consider documenting the check digit.")
+    reviewer.fill("#id_body", "Advice: consider documenting the check digit.")
     reviewer.select_option("select[name=audience]", "registrant")
     reviewer.click("form[action$=\"/comment/\"] button")
     reviewer.wait_for_selector("text=Comment posted.")
@@ -144,11 +144,11 @@ def test_fast_track_from_sign_up_to_published_page(new_page, expert):
     body.goto(request_url)
     assert "consider documenting the check digit" in body.inner_text("main")
     body.click("button[value=request_registration]")  # the body decides when
-    body.wait_for_selector("text=Done: ask iana to register.")
+    body.wait_for_selector("text=Asked: the request is in the IANA staff queue.")
 
     iana.goto("/requests/iana/")
     iana.click("#ready >> text=Complete the registration")
-    iana.wait_for_selector("text=Done: complete the registration.")
+    iana.wait_for_selector("text=Registered: the namespace is published.")
 
     body.goto("/namespaces/sdoids/")
     text = body.inner_text("main")

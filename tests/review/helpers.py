@@ -34,11 +34,14 @@ def request_in(state, *, path, people, nid, standardisation=False):
         return None
     owner = people["registrant"]
     request = make_request(owner, nid=nid, fast_track=fast, submit=False)
-    if standardisation or any(name == "report_to_iesg" for name, _ in route):
-        request_set_standardisation(request=request, involved=True, actor=people["expert"])
+    flag = standardisation or any(name == "report_to_iesg" for name, _ in route)
     for name, who in route:
         request = actions.request_transition(
             request=request, transition=name, actor=people[who],
             comment="Because." , early_reason=EARLY,
         )
+        if flag and name == "submit":  # the experts set it once they see the request
+            request = request_set_standardisation(request=request, involved=True,
+                                                  actor=people["expert"])
+            flag = False
     return request

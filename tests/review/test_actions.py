@@ -25,9 +25,13 @@ def test_submission_posts_the_template_to_the_list_and_experts(registrant, exper
     with django_capture_on_commit_callbacks(execute=True):
         request = make_request(registrant, nid="listpost")
     assert request.state == State.IN_REVIEW
-    assert len(mail.outbox) == 1
-    message = mail.outbox[0]
+    assert len(mail.outbox) == 2
+    message, acknowledgement = mail.outbox
     assert message.to == ["urn@ietf.org"] and message.cc == [expert.email]
+    assert acknowledgement.to == [registrant.email]
+    assert acknowledgement.subject == \
+        f"Received: your URN namespace request #{request.pk} is in public review"
+    assert f"http://127.0.0.1:8000/requests/{request.pk}/" in acknowledgement.body
     assert message.subject == "[urn] Registration request for URN NID listpost"
     assert "Namespace Identifier:\n   listpost" in message.body
     assert "Purpose:\n   Names archive records persistently." in message.body
@@ -56,12 +60,17 @@ def test_community_path_to_a_published_namespace(registrant, expert, staff,
     assert version.number == 1 and version.syntax == "NSS is case-insensitive."
     assert request.published_version == version
     assert [r.number for r in request.rounds.all()] == [1, 2]
-    assert list(RequestEvent.objects.filter(request=request).values_list("transition", flat=True)
-                ) == ["create", "submit", "request_changes", "resubmit", "approve", "register"]
+    assert list(RequestEvent.objects.filter(request=request).values_list("kind", "transition")
+                ) == [("create", ""), ("transition", "submit"),
+                      ("transition", "request_changes"), ("transition", "resubmit"),
+                      ("transition", "approve"), ("transition", "register")]
+    received = f"Received: your URN namespace request #{request.pk} is in public review"
     assert subjects() == [
         "[urn] Registration request for URN NID FullPath",
+        received,
         f"Your URN namespace request #{request.pk}: Changes requested",
         "[urn] Registration request for URN NID FullPath (round 2)",
+        received,
         f"Your URN namespace request #{request.pk}: Ready for IANA to register",
         "[IANA] FullPath: Ready for IANA to register",
         f"Your URN namespace request #{request.pk}: Registered",
@@ -73,7 +82,8 @@ def test_community_path_to_a_published_namespace(registrant, expert, staff,
         registered.body
 
 
-def test_iesg_step(registrant, expert, staff, django_capture_on_commit_callbacks):
+def test_iesg_step(registrant, expert, staff, settings, django_capture_on_commit_callbacks):
+    settings.IESG_ADDRESS = "iesg-secretary@ietf.example"
     request = make_request(registrant, nid="stdnid")
     actions.request_set_standardisation(request=request, involved=True, actor=expert)
     with django_capture_on_commit_callbacks(execute=True):
@@ -82,6 +92,11 @@ def test_iesg_step(registrant, expert, staff, django_capture_on_commit_callbacks
                                              early_reason=EARLY)
     assert request.state == State.AWAITING_IESG
     assert any(m.subject.startswith("[IANA] stdnid") for m in mail.outbox)
+    to_iesg = [m for m in mail.outbox if m.to == [settings.IESG_ADDRESS]]
+    assert len(to_iesg) == 1
+    assert "Report: sound." in to_iesg[0].body
+    assert "Namespace Identifier:\n   stdnid" in to_iesg[0].body
+    assert staff.email in to_iesg[0].cc
     request = actions.request_transition(request=request, transition="record_iesg_approval",
                                          actor=staff, comment="IESG approved on 2026-11-20.")
     request = actions.request_transition(request=request, transition="register", actor=staff)
@@ -135,7 +150,7 @@ def test_a_revision_publishes_version_n_plus_1(registrant, expert, staff):
 
 def test_only_the_holder_revises(registrant, other_registrant, expert, staff):
     approve(make_request(registrant, nid="mineonly"), expert, staff, register=True)
-    with pytest.raises(actions.TransitionRefused, match="holder"):
+    with pytest.raises(actions.NotAllowed, match="holder"):
         actions.request_create(actor=other_registrant,
                                revises=Namespace.objects.by_nid("mineonly").get())
 
@@ -145,7 +160,8 @@ def test_registering_a_taken_nid_is_refused_and_the_request_stays_approved(
     first = approve(make_request(registrant, nid="twice"), expert)
     second = approve(make_request(other_registrant, nid="TWICE"), expert)
     actions.request_transition(request=first, transition="register", actor=staff)
-    with pytest.raises(actions.TransitionRefused, match="already registered"):
+    with pytest.raises(actions.TransitionRefused,
+                       match='registered meanwhile.*"Close the request" with a reason'):
         actions.request_transition(request=second, transition="register", actor=staff)
     second.refresh_from_db()
     assert second.state == State.APPROVED
@@ -162,7 +178,7 @@ def test_withdrawal_tells_the_experts_but_not_for_a_draft(registrant, expert,
         request = make_request(registrant, nid="gone")
         actions.request_transition(request=request, transition="withdraw", actor=registrant,
                                    comment="We found another way.")
-    assert subjects()[-1] == f"[urn experts] Request #{request.pk} for gone withdrawn"
+    assert subjects()[-1] == f"[urn experts] Request #{request.pk} for gone: withdrawn"
 
 
 def test_comments_reach_the_other_side(registrant, other_registrant, expert,
@@ -176,8 +192,13 @@ def test_comments_reach_the_other_side(registrant, other_registrant, expert,
                                 body="Sequential numbers.")
         actions.request_comment(request=request, actor=expert, audience="experts",
                                 body="Internal: fine by me.")
-    assert [m.to for m in mail.outbox] == [[registrant.email], [expert.email]]
-    with pytest.raises(actions.TransitionRefused):
+    # Public comments go to the review list, the registrant and experts in copy (not the
+    # author); the only expert wrote the internal one, so nobody else is told of it.
+    assert [(m.to, m.cc) for m in mail.outbox] == [
+        (["urn@ietf.org"], [expert.email, registrant.email]),
+        (["urn@ietf.org"], [expert.email]),
+    ]
+    with pytest.raises(actions.NotAllowed):
         actions.request_comment(request=request, actor=registrant, audience="experts",
                                 body="Let me in.")
     assert Comment.objects.filter(request=request).count() == 3
@@ -215,7 +236,7 @@ def test_idle_requests_get_one_reminder(registrant, expert, settings,
         assert remind_idle_requests_task() == 0  # beat runs often; one reminder per period
     assert [m.subject for m in mail.outbox] == [
         f"[urn experts] Request #{idle.pk} (sleepy) is waiting"]
-    event = RequestEvent.objects.get(request=idle, transition="remind")
+    event = RequestEvent.objects.get(request=idle, kind="remind")
     assert event.comment == "No activity for 8 days; the experts were reminded."
     # A week later, still idle: a second reminder.
     RegistrationRequest.objects.filter(pk=idle.pk).update(

@@ -62,15 +62,16 @@ def wait_for(count, timeout=30.0):
 def test_submission_and_decision_mails_go_out_once_each(worker, registrant, expert, staff):
     mail.outbox.clear()
     request = make_request(registrant, nid="workermail")
-    wait_for(1)
-    assert [m.subject for m in mail.outbox] == [
-        "[urn] Registration request for URN NID workermail"]
+    wait_for(2)
+    received = f"Received: your URN namespace request #{request.pk} is in public review"
+    assert sorted(m.subject for m in mail.outbox) == sorted([
+        "[urn] Registration request for URN NID workermail", received])
     actions.request_transition(request=request, transition="approve", actor=expert,
                                comment="Good.", early_reason="Worker test.")
-    wait_for(3)
+    wait_for(4)
     subjects = sorted(m.subject for m in mail.outbox)
     assert subjects == sorted([
-        "[urn] Registration request for URN NID workermail",
+        "[urn] Registration request for URN NID workermail", received,
         f"Your URN namespace request #{request.pk}: Ready for IANA to register",
         "[IANA] workermail: Ready for IANA to register",
     ])

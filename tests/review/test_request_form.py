@@ -49,7 +49,9 @@ def test_submitting_from_the_form(logged_in, registrant, expert, mailoutbox,
     request = RegistrationRequest.objects.get(registrant=registrant)
     assert response["Location"] == f"/requests/{request.pk}/"
     assert request.state == State.IN_REVIEW
-    assert [m.subject for m in mailoutbox] == ["[urn] Registration request for URN NID formnid"]
+    assert [m.subject for m in mailoutbox] == [
+        "[urn] Registration request for URN NID formnid",
+        f"Received: your URN namespace request #{request.pk} is in public review"]
 
 
 def at_fields(html: str, message: str) -> list[str]:
@@ -178,8 +180,8 @@ def test_other_registrants_cannot_edit_a_submitted_request(client, registrant,
     client.force_login(other_registrant)
     assert client.get(f"/requests/{request.pk}/").status_code == 200  # public review
     assert client.post(f"/requests/{request.pk}/edit/", form_data(0)).status_code == 404
-    response = client.post(f"/requests/{request.pk}/do/withdraw/", {"comment": ""},
-                           follow=True)
+    response = client.post(f"/requests/{request.pk}/do/withdraw/", {"comment": ""})
+    assert response.status_code == 403
     assert "Only the registrant" in response.content.decode()
     request.refresh_from_db()
     assert request.state == State.IN_REVIEW
@@ -232,12 +234,21 @@ def test_my_requests_lists_only_mine_with_states(client, registrant, other_regis
     assert "minea" in html and "theirs" not in html and "In public review" in html
 
 
-def test_fast_track_for_an_unrecognized_body_is_a_field_error(logged_in):
-    response = logged_in.post(reverse("review:new"), form_data(fast_track="on", save="1"))
-    html = htmllib.unescape(response.content.decode())
+def test_fast_track_for_an_unrecognized_body_is_a_field_error_at_submission(logged_in):
+    response = logged_in.post(reverse("review:new"), form_data(fast_track="on", submit="1"))
     assert response.status_code == 400
-    assert "recorded as recognized (RFC 8141 section 6.3" in html
+    page = lxml_html.fromstring(response.content)
+    error = " ".join(page.xpath('//*[@id="div_id_fast_track"]//text()'))
+    assert "recorded as recognized (RFC 8141 section 6.3" in error
+    assert page.xpath('//input[@name="fast_track"]/@checked')  # the choice is kept
     assert not RegistrationRequest.objects.exists()
+
+
+def test_a_ticked_fast_track_box_does_not_block_saving_a_draft(logged_in, registrant):
+    response = logged_in.post(reverse("review:new"), form_data(fast_track="on", save="1"))
+    assert response.status_code == 302
+    draft = RegistrationRequest.objects.get(registrant=registrant)
+    assert draft.fast_track and draft.state == State.DRAFT
 
 
 def test_a_recognized_body_may_ask_for_the_fast_track(client, standards_body):
@@ -266,14 +277,17 @@ def test_a_refused_decision_keeps_what_the_expert_typed_in_its_own_form(client, 
     request = make_request(registrant, nid="keepit")
     client.force_login(expert)
     response = client.post(f"/requests/{request.pk}/do/approve/",
-                           {"comment": "Sound and complete.", "early_reason": ""}, follow=True)
-    html = response.content.decode()
-    assert "ends on" in html  # refused: the review period is not over
-    approve_form = html.split('id="c-approve"')[1].split("</textarea>")[0]
-    assert "Sound and complete." in approve_form
-    other = html.split('id="c-reject"')[1].split("</textarea>")[0]
-    assert "Sound and complete." not in other
-    comment_box = html.split('id="comment-body"')[1].split("</textarea>")[0]
-    assert "Sound and complete." not in comment_box
+                           {"comment": "Sound and complete.", "early_reason": ""})
+    assert response.status_code == 409
+    page = lxml_html.fromstring(response.content)
+    approve_form = page.get_element_by_id("do-approve")
+    assert approve_form.xpath('.//textarea[@name="comment"]')[0].text_content().strip() == \
+        "Sound and complete."
+    error = approve_form.xpath('.//*[@id="id_approve_early_reason-error"]')[0].text_content()
+    assert "ends on" in error  # refused: the review period is not over, said at the field
+    reject_form = page.get_element_by_id("do-reject")
+    assert reject_form.xpath('.//textarea[@name="comment"]')[0].text_content().strip() == ""
+    comment_box = page.get_element_by_id("comment-form").xpath('.//textarea[@name="body"]')[0]
+    assert comment_box.text_content().strip() == ""
     request.refresh_from_db()
     assert request.state == "in_review"

@@ -1,0 +1,364 @@
+"""A generated permission matrix: every URL pattern of the URL conf x every persona x
+GET and POST x every state a request can be in, each answer computed from the policy
+functions of registry.review.workflow (never written out by hand), and a test that
+fails when a URL pattern exists that the matrix does not cover.
+
+The requests are built once; every POST runs in a savepoint that is rolled back, so
+each case starts from the same states."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import pytest
+from django.contrib.auth.models import AnonymousUser
+from django.db import transaction
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+
+from registry.review import actions, workflow
+from registry.review.models import Comment, RegistrationRequest
+from tests.factories import complete_values, make_request, make_user
+from tests.review.helpers import request_in
+
+pytestmark = pytest.mark.django_db
+
+PERSONAS = ("anonymous", "registrant", "other", "expert", "staff")
+STATES = ("draft", "withdrawn_draft", "in_review", "changes_requested", "awaiting_iesg",
+          "approved", "registered", "rejected", "withdrawn")
+INTERNAL = "MX-INTERNAL-ONLY-FOR-EXPERTS"
+TO_REGISTRANT = "MX-TO-THE-REGISTRANT"
+SECRET_NID = "mxsecretdraft"
+
+# Patterns the matrix covers as groups, by where they are mounted.
+GROUPS = ("accounts/", "admin/")
+
+
+@pytest.fixture(autouse=True)
+def _no_rate_limits(settings):
+    """The matrix posts many comments as one person; rate limits have tests of their own."""
+    settings.RATE_LIMITS = {group: "100000/m" for group in settings.RATE_LIMITS}
+
+
+@dataclasses.dataclass
+class World:
+    people: dict
+    requests: dict[str, RegistrationRequest]
+    namespace_nid: str
+    clients: dict[str, Client]
+
+
+def _build() -> World:
+    people = {
+        "registrant": make_user("registrant@example.org", organisation="Example Archive"),
+        "other": make_user("other@example.org", organisation="Other Ltd"),
+        "expert": make_user("expert@example.org", roles=["designated expert"]),
+        "staff": make_user("staff@example.org", roles=["IANA staff"]),
+    }
+    requests = {}
+    for state in STATES:
+        base = state.replace("withdrawn_draft", "draft")
+        nid = SECRET_NID if state == "draft" else "mx" + state.replace("_", "")
+        request = request_in(base, path="community", people=people, nid=nid)
+        if state == "withdrawn_draft":
+            request = actions.request_transition(request=request, transition="withdraw",
+                                                 actor=people["registrant"])
+        requests[state] = request
+    review = requests["in_review"]
+    actions.request_comment(request=review, actor=people["expert"], audience="experts",
+                            body=INTERNAL)
+    actions.request_comment(request=review, actor=people["expert"], audience="registrant",
+                            body=TO_REGISTRANT)
+    # A case-twin of the request in review: close is then on offer.
+    make_request(people["other"], nid="MXINREVIEW")
+    for request in requests.values():
+        request.refresh_from_db()
+    clients = {}
+    for persona in PERSONAS:
+        client = Client()
+        if persona != "anonymous":
+            client.force_login(people[persona])
+        clients[persona] = client
+    registered = requests["registered"].published_version.namespace
+    return World(people, requests, registered.nid, clients)
+
+
+def _user(world: World, persona: str):
+    return AnonymousUser() if persona == "anonymous" else world.people[persona]
+
+
+# --- What the policy says each answer is --------------------------------------------------
+
+def _refusal_status(problem: workflow.Refused | None) -> int:
+    return 302 if problem is None else problem.status
+
+
+def _on_request(world, persona, state, method, decide: Callable) -> int:
+    """The common shape of a request's sub-pages: log in first, then the request is
+    visible or it does not exist, then the policy decides."""
+    if persona == "anonymous":
+        return 302
+    request = world.requests[state]
+    if method == "GET":
+        return 405
+    if not workflow.can_view(request, _user(world, persona)):
+        return 404
+    return decide(request, _user(world, persona))
+
+
+def expect_request_page(world, persona, state, method):
+    if method == "POST":
+        return 405
+    return 200 if workflow.can_view(world.requests[state], _user(world, persona)) else 404
+
+
+def expect_round_txt(world, persona, state, method):
+    if method == "POST":
+        return 405
+    request = world.requests[state]
+    if not workflow.can_view(request, _user(world, persona)):
+        return 404
+    return 200 if request.rounds.filter(number=1).exists() else 404
+
+
+def expect_edit(world, persona, state, method):
+    if persona == "anonymous":
+        return 302
+    request, user = world.requests[state], _user(world, persona)
+    problem = workflow.edit_refusal(request, user)
+    if not workflow.can_view(request, user) or isinstance(problem, workflow.NotAllowed):
+        return 404
+    if method == "GET":
+        return 200 if problem is None else 302
+    return 302 if problem is None else problem.status
+
+
+def expect_transition(name):
+    move = workflow.TRANSITIONS[name]
+
+    def expect(world, persona, state, method):
+        return _on_request(world, persona, state, method, lambda request, user: _refusal_status(
+            workflow.refusal(request, move, user,
+                             inputs=workflow.Inputs(comment="Matrix.", early_reason="Matrix."))))
+    return expect
+
+
+def expect_comment(audience):
+    def expect(world, persona, state, method):
+        return _on_request(world, persona, state, method, lambda request, user: _refusal_status(
+            workflow.comment_refusal(request, user, audience)))
+    return expect
+
+
+def expect_assign(world, persona, state, method):
+    return _on_request(world, persona, state, method, lambda request, user: _refusal_status(
+        workflow.assign_refusal(request, user, world.people["expert"])))
+
+
+def expect_standardisation(world, persona, state, method):
+    return _on_request(world, persona, state, method, lambda request, user: _refusal_status(
+        workflow.standardisation_refusal(request, user)))
+
+
+def expect_signed_in_page(can: Callable | None = None):
+    def expect(world, persona, state, method):
+        if persona == "anonymous":
+            return 302
+        if method == "POST":
+            return 405
+        return 200 if can is None or can(_user(world, persona)) else 403
+    return expect
+
+
+def expect_public(get: int = 200, post: int = 405):
+    def expect(world, persona, state, method):
+        return get if method == "GET" else post
+    return expect
+
+
+def expect_new(world, persona, state, method):
+    if persona == "anonymous":
+        return 302
+    return 200 if method == "GET" else 400  # an empty form is marked, never saved
+
+
+# --- The patterns: how to build their arguments, what to send, what to expect ------------
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    expect: Callable
+    args: Callable = lambda world, state: ()
+    data: Callable = lambda world, state: {}
+    per_state: bool = False
+
+
+def _pk(world, state):
+    return (world.requests[state].pk,)
+
+
+def _edit_data(world, state):
+    request = world.requests[state]
+    return {"kind": "formal", "proposed_nid": request.proposed_nid or "mxedit",
+            "edit_version": request.edit_version, **complete_values(world.people["registrant"]),
+            "save": "1"}
+
+
+COVERED: dict[str, list[Case]] = {
+    "namespaces:registry": [Case(expect_public())],
+    "namespaces:search": [Case(expect_public())],
+    "namespaces:check": [Case(expect_public(post=200))],
+    "namespaces:detail": [Case(expect_public(), args=lambda w, s: (w.namespace_nid,))],
+    "namespaces:template-txt": [Case(expect_public(), args=lambda w, s: (w.namespace_nid,))],
+    "namespaces:version": [Case(expect_public(), args=lambda w, s: (w.namespace_nid, 1))],
+    "namespaces:version-txt": [Case(expect_public(), args=lambda w, s: (w.namespace_nid, 1))],
+    "namespaces:diff": [Case(expect_public(), args=lambda w, s: (w.namespace_nid,))],
+    "namespaces:registry-xml": [Case(expect_public())],
+    "namespaces:registry-csv": [Case(expect_public())],
+    "namespaces:feed": [Case(expect_public())],
+    "namespaces:api-list": [Case(expect_public())],
+    "namespaces:api-detail": [Case(expect_public(), args=lambda w, s: (w.namespace_nid,))],
+    "namespaces:api-check": [Case(expect_public(get=400, post=400))],
+    "nid-check": [Case(expect_public())],
+    "review:my-requests": [Case(expect_signed_in_page())],
+    "review:new": [Case(expect_new)],
+    "review:public-review": [Case(expect_public())],
+    "review:dashboard": [Case(expect_signed_in_page(workflow.can_see_dashboard))],
+    "review:staff-queue": [Case(expect_signed_in_page(workflow.can_see_staff_queue))],
+    "review:request": [Case(expect_request_page, args=_pk, per_state=True)],
+    "review:round-txt": [Case(expect_round_txt, args=lambda w, s: (*_pk(w, s), 1),
+                              per_state=True)],
+    "review:edit": [Case(expect_edit, args=_pk, data=_edit_data, per_state=True)],
+    "review:transition": [
+        Case(expect_transition(name), args=lambda w, s, name=name: (*_pk(w, s), name),
+             data=lambda w, s: {"comment": "Matrix.", "early_reason": "Matrix."},
+             per_state=True)
+        for name in workflow.TRANSITIONS
+    ],
+    "review:comment": [
+        Case(expect_comment(audience), args=_pk,
+             data=lambda w, s, audience=audience: {"body": "Matrix.", "audience": audience},
+             per_state=True)
+        for audience in Comment.Audience.values
+    ],
+    "review:assign": [Case(expect_assign, args=_pk,
+                           data=lambda w, s: {"expert": w.people["expert"].pk},
+                           per_state=True)],
+    "review:standardisation": [Case(expect_standardisation, args=_pk,
+                                    data=lambda w, s: {"involved": "1", "comment": ""},
+                                    per_state=True)],
+}
+
+
+def _walk(patterns, prefix="", namespace=""):
+    for entry in patterns:
+        route = prefix + str(entry.pattern)
+        if isinstance(entry, URLResolver):
+            ns = entry.namespace or ""
+            yield from _walk(entry.url_patterns, route,
+                             f"{namespace}{ns}:" if ns else namespace)
+        elif isinstance(entry, URLPattern):
+            yield route, f"{namespace}{entry.name}" if entry.name else route
+
+
+def _app_patterns() -> dict[str, str]:
+    return {name: route for route, name in _walk(get_resolver().url_patterns)
+            if not route.startswith(GROUPS)}
+
+
+def test_every_url_pattern_is_covered_by_the_matrix():
+    patterns = _app_patterns()
+    assert set(patterns) - set(COVERED) == set(), "URL patterns the matrix does not cover"
+    assert set(COVERED) - set(patterns) == set(), "the matrix lists patterns that are gone"
+
+
+def _visible_secrets(world: World, persona: str) -> set[str]:
+    """What the persona may read, of the markers planted in the world."""
+    user = _user(world, persona)
+    review = world.requests["in_review"]
+    seen = set()
+    if workflow.can_view(world.requests["draft"], user):
+        seen.add(SECRET_NID)
+    for comment in review.comments.all():
+        if workflow.can_read_comment(comment, user):
+            seen.add(comment.body)
+    return seen
+
+
+MARKERS = (SECRET_NID, INTERNAL, TO_REGISTRANT)
+
+
+def test_the_matrix():
+    world = _build()
+    mismatches, leaks, checked = [], [], 0
+    for name, cases in COVERED.items():
+        for case in cases:
+            for state in (STATES if case.per_state else (None,)):
+                url = reverse(name, args=case.args(world, state))
+                for persona in PERSONAS:
+                    client = world.clients[persona]
+                    for method in ("GET", "POST"):
+                        expected = case.expect(world, persona, state, method)
+                        if method == "GET":
+                            response = client.get(url)
+                        else:  # every write is undone: each case starts from the same world
+                            with transaction.atomic():
+                                response = client.post(url, case.data(world, state))
+                                transaction.set_rollback(True)
+                        checked += 1
+                        where = f"{method} {url} ({name}, {state or '-'}) as {persona}"
+                        if response.status_code != expected:
+                            mismatches.append(f"{where}: {response.status_code}, "
+                                              f"expected {expected}")
+                        if method == "GET" and response.status_code == 200:
+                            body = response.content.decode(errors="replace")
+                            allowed = _visible_secrets(world, persona)
+                            leaks += [f"{where} shows {marker}" for marker in MARKERS
+                                      if marker in body and marker not in allowed]
+    assert not mismatches, "\n".join(mismatches[:60])
+    assert not leaks, "\n".join(leaks[:60])
+    assert checked >= 2000
+
+
+def test_the_matrix_sees_what_it_must(client):
+    """The markers are where their audience looks, so the leak check above is not
+    vacuous: the registrant sees their draft and the comment to them, an expert the
+    internal comment."""
+    world = _build()
+    draft, review = world.requests["draft"], world.requests["in_review"]
+    pages = {persona: world.clients[persona].get(reverse("review:request", args=[review.pk]))
+             .content.decode() for persona in PERSONAS}
+    assert INTERNAL in pages["expert"] and TO_REGISTRANT in pages["registrant"]
+    assert INTERNAL not in pages["staff"] and INTERNAL not in pages["registrant"]
+    assert SECRET_NID in world.clients["registrant"].get(
+        reverse("review:request", args=[draft.pk])).content.decode()
+    assert SECRET_NID in world.clients["registrant"].get(reverse("review:my-requests")
+                                                         ).content.decode()
+
+
+def test_the_groups_answer_without_error():
+    """allauth's and the admin's own patterns, as groups: the admin lets in only staff
+    accounts; every allauth page without arguments answers without a server error."""
+    world = _build()
+    for persona in PERSONAS:
+        response = world.clients[persona].get("/admin/")
+        user = _user(world, persona)
+        assert response.status_code == (200 if getattr(user, "is_staff", False) else 302)
+    for route, _name in _walk(get_resolver().url_patterns):
+        if route.startswith("accounts/") and "<" not in route and "(?P" not in route:
+            for persona in PERSONAS:
+                assert world.clients[persona].get("/" + route).status_code < 500, route
+
+
+def test_the_read_filters_agree_with_the_predicates():
+    """visible_to(user) on requests and comments says what can_view and
+    can_read_comment say, for every persona."""
+    world = _build()
+    requests = list(RegistrationRequest.objects.all())
+    comments = list(Comment.objects.select_related("request"))
+    for persona in PERSONAS:
+        user = _user(world, persona)
+        assert {r.pk for r in RegistrationRequest.objects.visible_to(user)} == {
+            r.pk for r in requests if workflow.can_view(r, user)}, persona
+        assert {c.pk for c in Comment.objects.visible_to(user)} == {
+            c.pk for c in comments if workflow.can_read_comment(c, user)}, persona
