@@ -1,4 +1,6 @@
-"""The review's mail: one function builds each message; tasks send them."""
+"""The review's mail: one function builds each message (who it goes to, what it
+says); ``outbox.queue_message`` stores it with its ticket and threading headers,
+and the worker sends it."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from django.template.loader import render_to_string
 
 from registry.accounts.roles import EXPERT, STAFF
 from registry.namespaces.template import render_text
+from registry.review.mailtext import wrap_except
 from registry.review.models import Comment, RegistrationRequest, RequestEvent
 
 
@@ -21,11 +24,21 @@ def _url(request: RegistrationRequest) -> str:
     return settings.SITE_URL.rstrip("/") + request.get_absolute_url()
 
 
+_VERBATIM = "\x00registration-template\x00"
+
+
 def _message(subject: str, template: str, context: dict, to: list[str], cc=(),
              reply_to=()) -> EmailMessage | None:
+    """Render a plain-text message, lines wrapped at 72 for the list's readers and
+    the registration template quoted verbatim. ``subject`` says what the message
+    is about; the outbox puts the request's ticket and thread subject in front."""
     if not to:
         return None
-    body = render_to_string(f"review/mail/{template}", context)
+    verbatim = {}
+    if context.get("template_text"):
+        verbatim[_VERBATIM] = context["template_text"]
+        context = {**context, "template_text": _VERBATIM}
+    body = wrap_except(render_to_string(f"review/mail/{template}", context), verbatim)
     return EmailMessage(subject=subject, body=body, from_email=settings.DEFAULT_FROM_EMAIL,
                         to=to, cc=list(cc), reply_to=list(reply_to))
 

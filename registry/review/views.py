@@ -24,6 +24,8 @@ from registry.review.forms import AssignForm, CommentForm, RequestForm, Transiti
 from registry.review.models import (
     OPEN_STATES,
     Comment,
+    InboundMessage,
+    OutboundMessage,
     RegistrationRequest,
     State,
     visible_comments,
@@ -166,7 +168,8 @@ def request_page(request, pk):
     # What a refused action had typed, for the one form it came from (see _keep_unsent).
     unsent = request.session.pop("unsent", {})
     rounds = list(registration_request.rounds.order_by("-number"))
-    events = list(registration_request.events.select_related("actor", "round"))
+    events = list(registration_request.events.select_related("actor", "round")
+                  .exclude(transition__in=workflow.hidden_events(registration_request, user)))
     for event in events:
         event.label = workflow.event_label(event.transition)
     shown = rounds[0] if rounds else registration_request
@@ -194,7 +197,33 @@ def request_page(request, pk):
     }
     if len(rounds) >= 2:
         context["round_diffs"] = _round_diffs(request, rounds)
+    if workflow.can_see_mail(registration_request, user):
+        context.update(_mail_log(registration_request, user))
     return render(request, "review/request_page.html", context)
+
+
+def _mail_log(registration_request: RegistrationRequest, user) -> dict:
+    """What was sent about a request and what arrived that is not on the timeline."""
+    sent = list(OutboundMessage.objects.about(registration_request))
+    for message in sent:
+        message.resendable = workflow.can_resend(message, user)
+    held = (InboundMessage.objects.filter(request=registration_request)
+            .exclude(outcome=InboundMessage.Outcome.PLACED).defer("raw"))
+    return {"mail_log": sent, "mail_held": list(held), "show_mail": True}
+
+
+@login_required
+@require_POST
+def resend_mail(request, pk, message_pk):
+    registration_request = _get_registration_request(request, pk)
+    message = get_object_or_404(OutboundMessage, pk=message_pk, request=registration_request)
+    try:
+        actions.message_resend(message=message, actor=request.user)
+    except actions.TransitionRefused as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"“{message.summary}” is being sent again.")
+    return redirect(f"{registration_request.get_absolute_url()}#mail")
 
 
 def _round_diffs(request, rounds):
@@ -288,7 +317,8 @@ def standardisation(request, pk):
 
 def public_review(request):
     pending = (RegistrationRequest.objects.in_public_review()
-               .select_related("registrant", "revises").order_by("review_started_at"))
+               .select_related("registrant", "revises").with_public_comments()
+               .order_by("review_started_at"))
     return render(request, "review/public_review.html", {"pending": pending, "now": timezone.now()})
 
 

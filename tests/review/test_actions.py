@@ -7,12 +7,13 @@ from registry.namespaces.models import Namespace, NamespaceEvent, TemplateVersio
 from registry.review import actions
 from registry.review.models import Comment, RequestEvent, Round, State
 from tests.factories import approve, complete_values, make_request
+from tests.review.helpers import sent_summaries
 
 EARLY = "Tested early."
 
 
 def subjects():
-    return [m.subject for m in mail.outbox]
+    return sent_summaries(mail.outbox)
 
 
 @pytest.fixture(autouse=True)
@@ -28,7 +29,7 @@ def test_submission_posts_the_template_to_the_list_and_experts(registrant, exper
     assert len(mail.outbox) == 1
     message = mail.outbox[0]
     assert message.to == ["urn@ietf.org"] and message.cc == [expert.email]
-    assert message.subject == "[urn] Registration request for URN NID listpost"
+    assert message.subject == f"[URN #{request.pk}] Registration request for URN NID listpost"
     assert "Namespace Identifier:\n   listpost" in message.body
     assert "Purpose:\n   Names archive records persistently." in message.body
     round_ = Round.objects.get(request=request)
@@ -81,7 +82,7 @@ def test_iesg_step(registrant, expert, staff, django_capture_on_commit_callbacks
                                              actor=expert, comment="Report: sound.",
                                              early_reason=EARLY)
     assert request.state == State.AWAITING_IESG
-    assert any(m.subject.startswith("[IANA] stdnid") for m in mail.outbox)
+    assert any(summary.startswith("[IANA] stdnid") for summary in subjects())
     request = actions.request_transition(request=request, transition="record_iesg_approval",
                                          actor=staff, comment="IESG approved on 2026-11-20.")
     request = actions.request_transition(request=request, transition="register", actor=staff)
@@ -213,8 +214,7 @@ def test_idle_requests_get_one_reminder(registrant, expert, settings,
     with django_capture_on_commit_callbacks(execute=True):
         assert remind_idle_requests_task() == 1
         assert remind_idle_requests_task() == 0  # beat runs often; one reminder per period
-    assert [m.subject for m in mail.outbox] == [
-        f"[urn experts] Request #{idle.pk} (sleepy) is waiting"]
+    assert subjects() == [f"[urn experts] Request #{idle.pk} (sleepy) is waiting"]
     event = RequestEvent.objects.get(request=idle, transition="remind")
     assert event.comment == "No activity for 8 days; the experts were reminded."
     # A week later, still idle: a second reminder.

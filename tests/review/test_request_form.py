@@ -48,7 +48,8 @@ def test_submitting_from_the_form(logged_in, registrant, expert, mailoutbox,
     request = RegistrationRequest.objects.get(registrant=registrant)
     assert response["Location"] == f"/requests/{request.pk}/"
     assert request.state == State.IN_REVIEW
-    assert [m.subject for m in mailoutbox] == ["[urn] Registration request for URN NID formnid"]
+    assert [m.subject for m in mailoutbox] == [
+        f"[URN #{request.pk}] Registration request for URN NID formnid"]
 
 
 def test_submitting_an_incomplete_template_marks_each_missing_field(logged_in):
