@@ -461,6 +461,9 @@ def _receive(parsed: ParsedMail, raw: bytes, source: str) -> InboundMessage:
     body = _CONTROL.sub("", parsed.text).strip() or "(The message had no text.)"
     if len(body) > MAX_COMMENT_CHARS:
         body = body[:MAX_COMMENT_CHARS] + "\n\n(Cut here; IANA staff keep the whole message.)"
+    if parsed.attachments:
+        body += "\n\n" + "\n".join(f"[Attachment kept by IANA staff: {name}]"
+                                    for name in parsed.attachments)
     via = Comment.Via.LIST if audience == Comment.Audience.PUBLIC else Comment.Via.MAIL
     comment = Comment.objects.create(
         request=request, author=sender, author_name=parsed.from_name,

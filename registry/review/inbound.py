@@ -50,6 +50,7 @@ class ParsedMail:
     references: list[str] = field(default_factory=list)
     list_id: str = ""
     text: str = ""
+    attachments: list[str] = field(default_factory=list)
     auto_reply: bool = False
     bounce: Bounce | None = None
     problem: str = ""  # set when the message could not be read properly
@@ -90,9 +91,24 @@ def parse(raw: bytes) -> ParsedMail:
     parsed.bounce = _bounce(message, parsed)
     try:
         parsed.text = body_text(message)
+        parsed.attachments = attachments(message)
     except Exception as exc:  # a broken part must not lose the message
         parsed.problem = f"The body could not be decoded: {exc}"
     return parsed
+
+
+def attachments(message: Message) -> list[str]:
+    """What is attached, as "name (type)": the page says so; the files stay with
+    the raw message, for staff."""
+    assert isinstance(message, EmailMessage)
+    found = []
+    for part in message.iter_attachments():
+        name = part.get_filename()
+        if not name and (part.get_content_maintype() == "text"
+                         or part.get_content_disposition() != "attachment"):
+            continue  # a list footer or an inline text part, not a file
+        found.append(f"{name or 'unnamed'} ({part.get_content_type()})")
+    return found
 
 
 def _header(message: Message, name: str) -> str:

@@ -68,9 +68,11 @@ def unflow(text: str, *, delsp: bool = False) -> str:
     return "\n".join(out)
 
 
-_BLOCK_TAGS = {"p", "div", "br", "tr", "li", "ul", "ol", "table", "h1", "h2", "h3", "h4",
-               "h5", "h6", "pre", "hr", "blockquote", "section", "article", "header",
-               "footer", "address", "dd", "dt", "dl"}
+# Elements that stand apart as paragraphs, and those that only start a new line.
+_PARAGRAPH_TAGS = {"p", "ul", "ol", "table", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "hr",
+                   "blockquote", "dl"}
+_LINE_TAGS = {"div", "br", "tr", "li", "section", "article", "header", "footer", "address",
+              "dd", "dt"}
 _SKIP_TAGS = {"script", "style", "head", "title", "meta", "noscript", "template"}
 
 
@@ -89,44 +91,59 @@ def html_to_text(html: str) -> str:
     except (etree.ParserError, ValueError):
         return re.sub(r"<[^>]*>", "", html)
 
-    def walk(element, depth: int, out: list[str]) -> None:
+    def walk(element, out: list[str]) -> None:
         tag = element.tag if isinstance(element.tag, str) else ""
         tag = tag.lower()
         if tag in _SKIP_TAGS or not isinstance(element.tag, str):
             if element.tail:
                 out.append(element.tail)
             return
-        quote = depth + (1 if tag == "blockquote" else 0)
-        if tag in _BLOCK_TAGS:
-            out.append("\n")
+        gap = _PARA if tag in _PARAGRAPH_TAGS else _LINE if tag in _LINE_TAGS else ""
+        if tag == "br":
+            out.append(_BREAK)
+            gap = ""
+        out.append(gap)
         if tag == "li":
             out.append("- ")
         if tag == "blockquote":
             inner: list[str] = []
             inner.append(element.text or "")
             for child in element:
-                walk(child, 0, inner)
-            text = _squeeze("".join(inner))
-            out.append("\n" + "\n".join("> " + line if line else ">"
-                                        for line in text.split("\n")) + "\n")
+                walk(child, inner)
+            text = _squeeze(_breaks("".join(inner)))
+            out.append("\n".join("> " + line if line else ">" for line in text.split("\n")))
         else:
             if element.text:
                 out.append(element.text)
             for child in element:
-                walk(child, quote, out)
+                walk(child, out)
             href = element.get("href", "") if tag == "a" else ""
             if href.startswith(("http://", "https://")) and href not in (element.text_content()
                                                                           or ""):
                 out.append(f" <{href}>")
-        if tag in _BLOCK_TAGS:
-            out.append("\n")
+        out.append(gap)
         if element.tail:
             out.append(element.tail)
 
     parts: list[str] = []
     body = root.find("body")
-    walk(body if body is not None else root, 0, parts)
-    return _squeeze("".join(parts))
+    walk(body if body is not None else root, parts)
+    return _squeeze(_breaks("".join(parts)))
+
+
+# Markers for where lines break, resolved once the whole text is known, so that the
+# ends and starts of neighbouring blocks make one break, not one each.
+_PARA, _LINE, _BREAK = "\x02", "\x01", "\x03"
+_MARKERS = re.compile(r"[\x01\x02\x03][\x01\x02\x03\s]*")
+
+
+def _breaks(text: str) -> str:
+    def resolve(match: re.Match) -> str:
+        run = match.group(0)
+        count = run.count(_BREAK) + (1 if _LINE in run else 0)
+        return "\n" * max(2 if _PARA in run else 0, count, 1)
+
+    return _MARKERS.sub(resolve, text)
 
 
 def _squeeze(text: str) -> str:
@@ -178,7 +195,8 @@ def split_quoted(text: str) -> list[Segment]:
         line = lines[i]
         stripped = line.strip()
         if _ORIGINAL.match(line) or _is_outlook_header(lines, i):
-            for j in range(i, n):
+            start = i - 1 if i > 0 and _RULE.match(lines[i - 1]) else i
+            for j in range(start, n):
                 kinds[j] = "quote"
             break
         if _RULE.match(line) and any(_LIST_FOOTER.search(lines[j])
