@@ -68,9 +68,9 @@ def kinds(text):
     ("Yes.\n\nOn Mon, 23 Nov 2026, Ann wrote:\n> Is it?\n> Sure?",
      [("text", "Yes."), ("quote", "On Mon, 23 Nov 2026, Ann wrote:\n> Is it?\n> Sure?")]),
     # Gmail wraps a long attribution over two lines.
-    ("Fine.\n\nOn Mon, Nov 23, 2026 at 7:00 PM URN registry <\nreg@iana.example> wrote:\n\n> x",
+    ("Fine.\n\nOn Mon, Nov 23, 2026 at 7:00 PM Registry <\nreg@iana.example> wrote:\n\n> x",
      [("text", "Fine."),
-      ("quote", "On Mon, Nov 23, 2026 at 7:00 PM URN registry <\nreg@iana.example> wrote:\n\n> x")]),
+      ("quote", "On Mon, Nov 23, 2026 at 7:00 PM Registry <\nreg@iana.example> wrote:\n\n> x")]),
     # Inline answers: each quote folds on its own.
     ("> a\nanswer a\n\n> b\n\nanswer b",
      [("quote", "> a"), ("text", "answer a"), ("quote", "> b"), ("text", "answer b")]),
