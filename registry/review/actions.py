@@ -18,7 +18,7 @@ from functools import partial
 
 from allauth.account.models import EmailAddress
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import DataError, IntegrityError, transaction
 from django.utils import timezone
 
 from registry.accounts.roles import is_expert
@@ -407,6 +407,11 @@ def inbound_mail_receive(*, raw: bytes, source: str = "pipe") -> InboundMessage:
         # Another delivery of the same message was placed at the same moment.
         return _record(parsed, raw, source, InboundMessage.Outcome.DUPLICATE,
                        "The same message was added by a concurrent delivery.")
+    except DataError as exc:
+        # Something in it the database will not store as text: keep the bytes.
+        bare = ParsedMail(message_id=parsed.message_id[:998],
+                          problem=f"Its headers or text could not be stored: {exc}")
+        return _record(bare, raw, source, InboundMessage.Outcome.UNPLACED, "")
 
 
 def _record(parsed: ParsedMail, raw: bytes, source: str, outcome: str, reason: str,

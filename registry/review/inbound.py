@@ -94,6 +94,15 @@ def parse(raw: bytes) -> ParsedMail:
         parsed.attachments = attachments(message)
     except Exception as exc:  # a broken part must not lose the message
         parsed.problem = f"The body could not be decoded: {exc}"
+    return _without_nul(parsed)
+
+
+def _without_nul(parsed: ParsedMail) -> ParsedMail:
+    """NUL has no place in text (and PostgreSQL refuses it); the raw bytes keep it."""
+    for name in ("message_id", "from_name", "from_address", "subject", "list_id", "text"):
+        setattr(parsed, name, getattr(parsed, name).replace("\x00", ""))
+    parsed.in_reply_to = [i.replace("\x00", "") for i in parsed.in_reply_to]
+    parsed.references = [i.replace("\x00", "") for i in parsed.references]
     return parsed
 
 

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import DatabaseError
+from django.db import InterfaceError, OperationalError
 
 EX_DATAERR = 65
 EX_TEMPFAIL = 75
@@ -49,7 +49,7 @@ class Command(BaseCommand):
                                    returncode=EX_DATAERR)
             try:
                 record = inbound_mail_receive(raw=raw, source="pipe")
-            except DatabaseError as exc:
+            except (OperationalError, InterfaceError) as exc:
                 raise CommandError(f"{name}: could not store the message ({exc}); try again "
                                    "later.", returncode=EX_TEMPFAIL) from exc
             where = f" on request #{record.request_id}" if record.request_id else ""
