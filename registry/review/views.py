@@ -172,6 +172,8 @@ def request_page(request, pk):
                   .exclude(transition__in=workflow.hidden_events(registration_request, user)))
     for event in events:
         event.label = workflow.event_label(event.transition)
+        event.who = (event.actor.display_name if event.actor else
+                     "the review list" if event.transition == "list_comment" else "system")
     shown = rounds[0] if rounds else registration_request
     context = {
         "registration_request": registration_request,
