@@ -4,6 +4,7 @@ its request on the public review page and on the request's page, quotes folded."
 import io
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from tests.factories import make_request, make_user
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 EML = Path(__file__).parent.parent / "review" / "eml"
-SHOTS = Path(os.environ.get("SCREENSHOT_DIR", "/tmp"))
+SHOTS = Path(os.environ.get("SCREENSHOT_DIR", tempfile.gettempdir()))
 
 
 @pytest.fixture(autouse=True)
