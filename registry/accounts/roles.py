@@ -6,16 +6,10 @@ from django.contrib.auth.models import Group
 
 EXPERT = "designated expert"
 STAFF = "IANA staff"
-ROLE_GROUPS = (EXPERT, STAFF)
 
 REGISTRANT_ROLE = "registrant"
 EXPERT_ROLE = "expert"
 STAFF_ROLE = "staff"
-
-
-def ensure_groups() -> None:
-    for name in ROLE_GROUPS:
-        Group.objects.get_or_create(name=name)
 
 
 def is_expert(user) -> bool:
