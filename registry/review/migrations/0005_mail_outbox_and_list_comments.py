@@ -5,7 +5,7 @@ import django.utils.timezone
 from django.conf import settings
 from django.db import migrations, models
 
-from registry.namespaces import append_only_sql
+from registry import history
 
 TABLES = ["review_inboundmessage"]
 
@@ -99,5 +99,5 @@ class Migration(migrations.Migration):
                 'constraints': [models.UniqueConstraint(condition=models.Q(('outcome', 'placed')), fields=('message_id',), name='inbound_placed_once')],
             },
         ),
-        migrations.RunPython(append_only_sql.forwards(TABLES), append_only_sql.backwards(TABLES)),
+        migrations.RunPython(history.forwards(TABLES), history.backwards(TABLES)),
     ]
