@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import DataError, IntegrityError, transaction
 from django.utils import timezone
 
+from registry.accounts.models import User
 from registry.accounts.roles import is_expert
 from registry.namespaces.actions import RegistryError, namespace_register, version_publish
 from registry.namespaces.models import Namespace
@@ -372,7 +373,7 @@ def message_deliver(*, message_pk: int) -> Delivery:
 
 
 @transaction.atomic
-def message_resend(*, message: OutboundMessage, actor) -> OutboundMessage:
+def message_resend(*, message: OutboundMessage, actor: User) -> OutboundMessage:
     """Staff send again a message that failed: same Message-ID, so a recipient who
     did get it sees one message, not two."""
     row = (OutboundMessage.objects.select_for_update(of=("self",))
@@ -415,7 +416,7 @@ def inbound_mail_receive(*, raw: bytes, source: str = "pipe") -> InboundMessage:
 
 
 def _record(parsed: ParsedMail, raw: bytes, source: str, outcome: str, reason: str,
-            **links) -> InboundMessage:
+            **links: object) -> InboundMessage:
     return InboundMessage.objects.create(
         source=source, message_id=parsed.message_id, from_name=parsed.from_name,
         from_address=parsed.from_address, subject=parsed.subject[:5000],
@@ -530,7 +531,7 @@ def _locate(parsed: ParsedMail) -> RegistrationRequest | None:
     return None
 
 
-def _sender(address: str):
+def _sender(address: str) -> User | None:
     """The account whose verified address sent the message, if any."""
     if not address:
         return None

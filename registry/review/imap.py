@@ -36,10 +36,10 @@ def poll_mailbox(limit: int = 200) -> int:
     try:
         connection.login(settings.MAIL_IMAP_USER, settings.MAIL_IMAP_PASSWORD)
         connection.select(settings.MAIL_IMAP_FOLDER)
-        status, data = connection.uid("SEARCH", None, "UNSEEN")
+        status, data = connection.uid("SEARCH", "UNSEEN")
         if status != "OK":
             raise imaplib.IMAP4.error(f"SEARCH answered {status}")
-        for uid in (data[0] or b"").split()[:limit]:
+        for uid in (data[0] or b"").decode("ascii").split()[:limit]:
             status, parts = connection.uid("FETCH", uid, "(BODY.PEEK[])")
             raw = next((part[1] for part in parts or [] if isinstance(part, tuple)), None)
             if status != "OK" or raw is None:

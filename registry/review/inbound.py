@@ -171,7 +171,7 @@ def _is_auto_reply(message: Message) -> bool:
 def _bounce(message: Message, parsed: ParsedMail) -> Bounce | None:
     """A delivery status notification (RFC 3464), or what looks like one."""
     report = (message.get_content_type() == "multipart/report"
-              and message.get_param("report-type", "").lower() == "delivery-status")
+              and _param(message, "report-type") == "delivery-status")
     local = parsed.from_address.split("@")[0]
     looks = local in _BOUNCE_SENDERS and bool(_BOUNCE_SUBJECT.search(parsed.subject))
     if not (report or looks):
@@ -209,6 +209,8 @@ def _status_fields(part: Message) -> list[tuple[str, str]]:
                   for chunk in re.split(r"\n\s*\n", payload) if chunk.strip()]
     fields: list[tuple[str, str]] = []
     for block in blocks:
+        if not isinstance(block, Message):
+            continue
         for key, value in block.items():
             fields.append((key.lower(), " ".join(str(value).split())))
     return fields
@@ -216,7 +218,7 @@ def _status_fields(part: Message) -> list[tuple[str, str]]:
 
 def _embedded_headers(part: Message) -> Message | None:
     payload = part.get_payload()
-    if isinstance(payload, list) and payload:
+    if isinstance(payload, list) and payload and isinstance(payload[0], Message):
         return payload[0]
     if isinstance(payload, str):
         return email.message_from_string(payload, policy=policy.default)
@@ -235,19 +237,25 @@ def body_text(message: Message) -> str:
     the HTML reduced to text; format=flowed undone; newlines normalised."""
     assert isinstance(message, EmailMessage)
     part = message.get_body(preferencelist=("plain", "html"))
-    if part is None:
+    if not isinstance(part, EmailMessage):
         return ""
     text = _decode(part)
     if part.get_content_subtype() == "html":
         text = html_to_text(text)
-    elif part.get_param("format", "").lower() == "flowed":
-        text = unflow(text.replace("\r\n", "\n"),
-                      delsp=part.get_param("delsp", "").lower() == "yes")
+    elif _param(part, "format") == "flowed":
+        text = unflow(text.replace("\r\n", "\n"), delsp=_param(part, "delsp") == "yes")
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     return "\n".join(line.rstrip() for line in text.split("\n")).strip("\n")
 
 
-def _decode(part: Message) -> str:
+def _param(part: Message, name: str) -> str:
+    """A Content-Type parameter as lower-case text ('' when absent)."""
+    value = part.get_param(name, "")
+    return (value if isinstance(value, str) else email.utils.collapse_rfc2231_value(value)
+            ).lower()
+
+
+def _decode(part: EmailMessage) -> str:
     """A text part as str, whatever its charset says (an unknown or wrong charset
     falls back to UTF-8, then Latin-1, rather than losing the text)."""
     try:
@@ -257,8 +265,8 @@ def _decode(part: Message) -> str:
     except (LookupError, UnicodeError, AssertionError, KeyError):
         pass
     data = part.get_payload(decode=True) or b""
-    if isinstance(data, str):
-        return data
+    if not isinstance(data, bytes):
+        return str(data)
     # A declared charset that does not fit the bytes (Outlook's "us-ascii" over
     # Windows-1252) is tried after UTF-8.
     for charset in ("utf-8", part.get_content_charset() or "", "cp1252"):

@@ -35,7 +35,7 @@ def ticket(request: RegistrationRequest) -> str:
 
 def thread_title(request: RegistrationRequest) -> str:
     """What the thread of a request is called (fixed by its first message)."""
-    if request.is_revision:
+    if request.revises is not None:
         return f"Revision of URN NID {request.revises.nid}"
     kind = "Fast-track registration" if request.fast_track else "Registration"
     if request.kind == "informal":
@@ -87,7 +87,7 @@ def queue_message(message: EmailMessage | None, *, request: RegistrationRequest,
         summary=message.subject[:300], message_id=message_id,
         from_email=message.from_email or settings.DEFAULT_FROM_EMAIL,
         to=list(message.to), cc=list(message.cc), reply_to=list(message.reply_to),
-        subject=subject[:400], body=message.body, headers=headers,
+        subject=subject[:400], body=str(message.body), headers=headers,
     )
     transaction.on_commit(partial(enqueue, row.pk), robust=True)
     return row

@@ -270,7 +270,7 @@ class FakeIMAP:
 
     def __init__(self, host, port, timeout=None):
         self.messages = FakeIMAP.messages
-        self.seen: list[bytes] = []
+        self.seen: list[str] = []
         FakeIMAP.instances.append(self)
 
     def login(self, user, password):
@@ -281,9 +281,10 @@ class FakeIMAP:
 
     def uid(self, command, *args):
         if command == "SEARCH":
-            return "OK", [b" ".join(self.messages)]
+            return "OK", [" ".join(self.messages).encode()]
         if command == "FETCH":
-            return "OK", [(b"1 (UID %s BODY[] {99}" % args[0], self.messages[args[0]]), b")"]
+            header = f"1 (UID {args[0]} BODY[] {{99}}".encode()
+            return "OK", [(header, self.messages[args[0]]), b")"]
         if command == "STORE":
             self.seen.append(args[0])
             return "OK", [b""]
@@ -300,11 +301,11 @@ def test_the_imap_poll_takes_in_unread_mail(in_review, settings, monkeypatch):
     assert poll_imap_mailbox_task() == 0  # off by default
     settings.MAIL_IMAP_HOST = "imap.example.org"
     settings.MAIL_IMAP_USER, settings.MAIL_IMAP_PASSWORD = "registry", "secret"
-    FakeIMAP.messages = {b"11": eml("gmail_list_reply", in_review),
-                         b"12": eml("no_ticket", in_review)}
+    FakeIMAP.messages = {"11": eml("gmail_list_reply", in_review),
+                         "12": eml("no_ticket", in_review)}
     monkeypatch.setattr(imap.imaplib, "IMAP4_SSL", FakeIMAP)
     assert poll_imap_mailbox_task() == 2
-    assert FakeIMAP.instances[-1].seen == [b"11", b"12"]
+    assert FakeIMAP.instances[-1].seen == ["11", "12"]
     assert sorted(InboundMessage.objects.values_list("outcome", "source")) == [
         ("placed", "imap"), ("unplaced", "imap")]
     # A message taken in again (flag lost) is a duplicate, never a second comment.
@@ -317,7 +318,7 @@ def test_the_imap_poll_leaves_unread_what_it_could_not_store(in_review, settings
 
     settings.MAIL_IMAP_HOST = "imap.example.org"
     settings.MAIL_IMAP_USER, settings.MAIL_IMAP_PASSWORD = "registry", "secret"
-    FakeIMAP.messages = {b"21": eml("gmail_list_reply", in_review)}
+    FakeIMAP.messages = {"21": eml("gmail_list_reply", in_review)}
     monkeypatch.setattr(imap.imaplib, "IMAP4_SSL", FakeIMAP)
 
     def broken(**kwargs):

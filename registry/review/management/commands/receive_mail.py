@@ -33,7 +33,8 @@ class Command(BaseCommand):
     def handle(self, *args, files: list[str], **options) -> None:
         from registry.review.actions import inbound_mail_receive
 
-        sources = [(name, Path(name)) for name in files] or [("standard input", None)]
+        sources: list[tuple[str, Path | None]] = (
+            [(name, Path(name)) for name in files] or [("standard input", None)])
         for name, path in sources:
             try:
                 raw = (path.read_bytes() if path is not None
