@@ -2,7 +2,10 @@
 HTML-only mail, and where quotes and signatures start."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from registry.review.inbound import parse
 from registry.review.mailtext import html_to_text, split_quoted, unflow, wrap_except, wrap_lines
 
 LONG = ("Please review the template below and comment on the list or on the request's page, "
@@ -92,3 +95,38 @@ def kinds(text):
 ])
 def test_split_quoted(text, expected):
     assert kinds(text) == expected
+
+
+@given(st.binary(max_size=2000))
+@settings(max_examples=200, deadline=None)
+def test_any_bytes_parse_without_raising(raw):
+    parsed = parse(raw)
+    assert parsed.message_id and "\x00" not in parsed.text + parsed.subject + parsed.from_name
+
+
+MIME_BITS = st.sampled_from([
+    b"Content-Type: text/plain; charset=x-unknown\r\n", b"Content-Type: text/html\r\n",
+    b"Content-Transfer-Encoding: base64\r\n", b"Content-Transfer-Encoding: quoted-printable\r\n",
+    b"Content-Type: multipart/mixed; boundary=b\r\n", b"--b\r\n", b"--b--\r\n",
+    b"Subject: =?utf-8?B?w6k=?= [URN #9]\r\n", b"From: =?bogus?Q?x?= <a@b>\r\n",
+    b"Date: not a date\r\n", b"References: <a@b> <c@d>\r\n", b"\r\n", b"=E9=\r\n", b"<p>x</p>",
+    b"\xff\xfe\x00", b"> quoted\r\n", b"-- \r\n",
+])
+
+
+@given(st.lists(MIME_BITS, max_size=25))
+@settings(max_examples=300, deadline=None)
+def test_broken_mime_parses_without_raising(parts):
+    parsed = parse(b"".join(parts))
+    split_quoted(parsed.text)
+    assert isinstance(parsed.text, str)
+
+
+@given(st.text(max_size=500))
+@settings(max_examples=200, deadline=None)
+def test_text_rules_never_raise_and_split_loses_nothing(text):
+    kept = "".join(s.text for s in split_quoted(text))
+    assert "".join(kept.split()) == "".join(text.split())
+    html_to_text(text)
+    unflow(text)
+    wrap_lines(text)

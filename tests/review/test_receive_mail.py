@@ -328,3 +328,30 @@ def test_the_imap_poll_leaves_unread_what_it_could_not_store(in_review, settings
     with pytest.raises(RuntimeError):
         imap.poll_mailbox()
     assert FakeIMAP.instances[-1].seen == []
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_two_deliveries_at_once_place_one_comment(registrant, expert):
+    """The list's copy and the direct copy arriving together: one comment."""
+    import threading
+
+    from django.db import connection
+
+    request = make_request(registrant, nid="raceboth")
+    raw = eml("gmail_list_reply", request)
+    barrier = threading.Barrier(4)
+    outcomes = []
+
+    def deliver():
+        barrier.wait()
+        outcomes.append(actions.inbound_mail_receive(raw=raw).outcome)
+        connection.close()
+
+    threads = [threading.Thread(target=deliver) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["duplicate", "duplicate", "duplicate", "placed"]
+    assert Comment.objects.filter(request=request).count() == 1
