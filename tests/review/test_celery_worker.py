@@ -64,7 +64,7 @@ def reset_pool():
     app.amqp._producer_pool = None
 
 
-def wait_for(count, timeout=30.0):
+def wait_for(count, timeout=90.0):
     deadline = time.monotonic() + timeout
     while len(mail.outbox) < count and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -76,7 +76,8 @@ def test_submission_and_decision_mails_go_out_once_each(worker, registrant, expe
     request = make_request(registrant, nid="workermail")
     wait_for(1)
     assert [m.subject for m in mail.outbox] == [
-        f"[URN #{request.pk}] Registration request for URN NID workermail"]
+        f"[URN #{request.pk}] Registration request for URN NID workermail"], \
+        list(OutboundMessage.objects.values_list("state", "attempts", "last_error"))
     actions.request_transition(request=request, transition="approve", actor=expert,
                                comment="Good.", early_reason="Worker test.")
     wait_for(3)
@@ -112,7 +113,7 @@ def test_broker_down_during_a_submission_then_back(client, registrant, expert):
         assert requeue_undelivered_mail_task() in (0, 1)  # sent, or still in the worker
         wait_for(1)
     row.refresh_from_db()
-    assert row.state == "sent"
+    assert row.state == "sent", (row.attempts, row.last_error)
     assert [m.extra_headers["Message-ID"] for m in mail.outbox] == [row.message_id]
 
 
