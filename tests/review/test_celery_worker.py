@@ -56,12 +56,13 @@ def worker():
 
 
 def reset_pool():
-    """Producers connect again with the current broker_url."""
+    """Producers connect again with the current broker_url, and queues and routes are
+    built again from the current configuration (the AMQP object caches them)."""
     import kombu.pools
 
     kombu.pools.reset()
     app._pool = None
-    app.amqp._producer_pool = None
+    app.__dict__.pop("amqp", None)
 
 
 def wait_for(count, timeout=90.0):
