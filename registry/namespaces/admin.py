@@ -7,8 +7,16 @@ from django.db import models
 from django.shortcuts import redirect, render
 
 from registry.namespaces.actions import RegistryError, namespace_set_status
-from registry.namespaces.models import Namespace, NamespaceEvent, TemplateVersion
+from registry.namespaces.models import (
+    Namespace,
+    NamespaceEvent,
+    Person,
+    RegistryEvent,
+    RegistryMetadata,
+    TemplateVersion,
+)
 from registry.namespaces.template import TEXT_FIELDS
+from registry.text_policy import TextPolicyForm
 
 
 class ReadOnlyInline(admin.TabularInline):
@@ -35,21 +43,34 @@ class EventInline(ReadOnlyInline):
     readonly_fields = fields
 
 
-class StatusForm(forms.Form):
+class StatusForm(TextPolicyForm, forms.Form):
     comment = forms.CharField(widget=forms.Textarea, label="Why, and what to use instead")
+
+
+class NamespaceAdminForm(TextPolicyForm, forms.ModelForm):
+    template_url = forms.URLField(
+        assume_scheme="https", required=False,
+        max_length=Namespace._meta.get_field("template_url").max_length,
+        help_text=Namespace._meta.get_field("template_url").help_text)
+
+    class Meta:
+        model = Namespace
+        fields = ("registered_on", "references", "template_url", "template_date",
+                  "registry_note", "holder")
 
 
 @admin.register(Namespace)
 class NamespaceAdmin(admin.ModelAdmin):
+    form = NamespaceAdminForm
     list_display = ("nid", "kind", "informal_number", "status", "registered_on", "holder")
     list_filter = ("kind", "status")
     search_fields = ("nid", "organisation")
     ordering = ("nid",)
     readonly_fields = ("nid", "kind", "informal_number", "status", "status_note", "organisation",
-                       "created_at", "updated_at")
+                       "record_updated", "contact", "created_at", "updated_at")
     fields = ("nid", "kind", "informal_number", "status", "status_note", "registered_on",
-              "references", "template_url", "template_date", "registry_note", "holder",
-              "organisation", "created_at", "updated_at")
+              "record_updated", "references", "contact", "template_url", "template_date",
+              "registry_note", "holder", "organisation", "created_at", "updated_at")
     autocomplete_fields = ("holder",)
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     inlines = [VersionInline, EventInline]
@@ -110,3 +131,34 @@ class TemplateVersionAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """IANA's side of the registry: changed by import_registry and sync_iana, which
+    record each change as an event; the admin shows it."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Person)
+class PersonAdmin(ReadOnlyAdmin):
+    list_display = ("person_id", "name", "org", "updated")
+    search_fields = ("person_id", "name", "org")
+
+
+@admin.register(RegistryMetadata)
+class RegistryMetadataAdmin(ReadOnlyAdmin):
+    list_display = ("key", "experts", "updated")
+
+
+@admin.register(RegistryEvent)
+class RegistryEventAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "kind", "subject", "actor")
+    list_filter = ("kind",)

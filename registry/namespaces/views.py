@@ -5,16 +5,19 @@ from __future__ import annotations
 import string
 
 from django.core.paginator import Paginator
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Max, Q, Subquery
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from registry.namespaces.checker import MAX_URNS, check_urns, split_lines
-from registry.namespaces.models import Namespace, NamespaceEvent
+from registry.namespaces.forms import SearchForm
+from registry.namespaces.models import Namespace, NamespaceEvent, RegistryEvent
 from registry.namespaces.presentation import field_diffs, highlight, pick_pair
-from registry.namespaces.querysets import clean_query, nid_from_query
+from registry.namespaces.querysets import nid_from_query
 from registry.namespaces.template import SECTIONS, render_text, template_values
+from registry.protection import limited
 
 PAGE_SIZE = 250
 LETTERS = list(string.ascii_lowercase) + ["0-9"]
@@ -23,11 +26,19 @@ LETTERS = list(string.ascii_lowercase) + ["0-9"]
 def _registry_stamp(request) -> dict:
     """When the registry last changed and how many rows it has, once per request."""
     if not hasattr(request, "_registry_stamp"):
-        request._registry_stamp = Namespace.objects.aggregate(
+        # Experts, people and IANA's date are in the exports too: their last change
+        # (an uncorrelated subquery, so still one query).
+        last_metadata = RegistryEvent.objects.order_by("-created_at").values("created_at")[:1]
+        stamp = Namespace.objects.aggregate(
             changed=Max("updated_at"), count=Count("pk"),
             formal=Count("pk", filter=Q(kind="formal")),
             informal=Count("pk", filter=Q(kind="informal")),
+            metadata=Max(Subquery(last_metadata)),
         )
+        metadata = stamp.pop("metadata")
+        if metadata and (stamp["changed"] is None or metadata > stamp["changed"]):
+            stamp["changed"] = metadata
+        request._registry_stamp = stamp
     return request._registry_stamp
 
 
@@ -95,15 +106,17 @@ def registry_page(request):
         "statuses": Namespace.Status.choices,
         "counts": _registry_stamp(request),
         "experts": designated_experts(),
-        "last_change": NamespaceEvent.objects.exclude(kind=NamespaceEvent.Kind.IMPORTED)
-        .aggregate(m=Max("created_at"))["m"],
+        "last_change": NamespaceEvent.objects.last_real_change(),
     }
     return render(request, "namespaces/registry.html", context)
 
 
 @require_GET
+@limited("search")
 def search(request):
-    q = clean_query(request.GET.get("q", ""))
+    form = SearchForm(request.GET)
+    # Refused text (a control or bidi character, too long) stays in the box with the reason.
+    q = form.cleaned_data["q"] if form.is_valid() else ""
     nid = nid_from_query(q)
     if nid:
         namespace = Namespace.objects.by_nid(nid).first()
@@ -119,6 +132,7 @@ def search(request):
     suggestions = Namespace.objects.similar_to(q) if q and not page.paginator.count else []
     return render(request, "namespaces/search.html", {
         "q": q, "search_query": q, "page": page, "suggestions": suggestions, "urn_nid": nid,
+        "typed": request.GET.get("q", "")[:1000], "error": next(iter(form.errors.get("q", [])), ""),
     })
 
 
@@ -170,6 +184,9 @@ def diff(request, nid):
         "diffs": field_diffs(template_values(a), template_values(b)),
         "left_label": f"Version {a.number} ({a.date:%Y-%m-%d})",
         "right_label": f"Version {b.number} ({b.date:%Y-%m-%d})",
+        "downloads": [(f"version {v.number}", reverse("namespaces:version-txt",
+                                                      args=[namespace.nid, v.number]))
+                      for v in (a, b)],
     })
 
 
@@ -186,7 +203,7 @@ def template_txt(request, nid, number=None):
         if namespace.template_url:
             text += f"IANA publishes it at {namespace.template_url}\n"
         if namespace.references:
-            text += "Reference: " + "; ".join(namespace.references) + "\n"
+            text += "Reference: " + "; ".join(namespace.reference_labels) + "\n"
     else:
         text = render_text(nid=chosen.nid, version=chosen.number, date=chosen.date,
                            values=template_values(chosen), fast_track=chosen.fast_track)
@@ -201,12 +218,16 @@ def not_found(request, nid: str):
 
 
 def handler404(request, exception=None):
+    """One page for every other 404. The exception's text is never shown: with DEBUG off
+    Django's resolver puts its URL patterns and source paths there, and a different text
+    for "private" and "missing" would tell a visitor which ids exist."""
     nid = getattr(exception, "nid", None)
     if nid:
         return not_found(request, nid)
-    return render(request, "404.html", {"message": str(exception or "")[:200]}, status=404)
+    return render(request, "404.html", {}, status=404)
 
 
+@limited("api_check")
 def check(request):
     text = request.POST.get("urns", "") if request.method == "POST" else request.GET.get("urn", "")
     lines = split_lines(text)

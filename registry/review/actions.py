@@ -48,6 +48,7 @@ from registry.review.workflow import (
     comment_audiences,
     mail_placement,
 )
+from registry.text_policy import BIDI_CONTROLS, NONCHARACTERS
 
 __all__ = [
     "StaleEdit",
@@ -392,7 +393,14 @@ def message_resend(*, message: OutboundMessage, actor: User) -> OutboundMessage:
     return row
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# What the text policy refuses at a form is dropped from mail (the raw message keeps it):
+# control characters but TAB and LF, bidi overrides and isolates, noncharacters.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f"
+                     + "".join(sorted(BIDI_CONTROLS | NONCHARACTERS)) + "]")
+
+
+def _safe_text(text: str) -> str:
+    return _UNSAFE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
 MAX_COMMENT_CHARS = 100_000
 
 
@@ -464,7 +472,7 @@ def _receive(parsed: ParsedMail, raw: bytes, source: str) -> InboundMessage:
         answers_changes_request=_answers_changes_request(parsed, request))
     if audience is None:
         return _record(parsed, raw, source, Outcome.HELD, refusal, request=request)
-    body = _CONTROL.sub("", parsed.text).strip() or "(The message had no text.)"
+    body = _safe_text(parsed.text).strip() or "(The message had no text.)"
     if len(body) > MAX_COMMENT_CHARS:
         body = body[:MAX_COMMENT_CHARS] + "\n\n(Cut here; IANA staff keep the whole message.)"
     if parsed.attachments:
@@ -472,7 +480,7 @@ def _receive(parsed: ParsedMail, raw: bytes, source: str) -> InboundMessage:
                                     for name in parsed.attachments)
     via = Comment.Via.LIST if audience == Comment.Audience.PUBLIC else Comment.Via.MAIL
     comment = Comment.objects.create(
-        request=request, author=sender, author_name=parsed.from_name,
+        request=request, author=sender, author_name=_safe_text(parsed.from_name).strip(),
         author_email=parsed.from_address, audience=audience, via=via, body=body,
         round=request.latest_round(), sent_at=parsed.sent_at)
     RequestEvent.objects.create(
