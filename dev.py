@@ -70,6 +70,9 @@ def start(argv: list[str]) -> None:
     env = dict(os.environ)
     manage("migrate", "--noinput", "-v", "0", env=env)
     manage("import_registry", env=env)
+    templates = ROOT.parent / "shared" / "data" / "templates"
+    if templates.is_dir():  # the real templates of isbn, xmpp, 3gpp... as their versions
+        manage("import_templates", str(templates), env=env)
     manage("seed_demo", env=env)
     address = argv[0] if argv else "127.0.0.1:8000"
     say(f"serving on http://{address}/  (Ctrl-C stops it)")

@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from registry.health import healthz
 from registry.review import views as review_views
 
 urlpatterns = [
@@ -9,6 +10,7 @@ urlpatterns = [
     path("requests/", include("registry.review.urls")),
     path("accounts/", include("allauth.urls")),
     path("admin/", admin.site.urls),
+    path("healthz", healthz, name="healthz"),
 ]
 
 handler404 = "registry.namespaces.views.handler404"

@@ -59,6 +59,21 @@ def django_db_modify_db_settings():
 
 
 @pytest.fixture(autouse=True)
+def _fresh_public_cache():
+    """Each test starts with an empty page cache: a test's rolled-back writes leave
+    the registry generation where it was, so an entry from an earlier test could
+    otherwise match."""
+    from django.core.cache import cache
+
+    from registry.namespaces.public_cache import local_store
+
+    if settings.CACHES["default"]["BACKEND"].endswith("LocMemCache"):
+        cache.clear()  # never a shared Redis: other runs use it
+    local_store.clear()
+    yield
+
+
+@pytest.fixture(autouse=True)
 def _rate_limits(request, settings):
     """Rate limits count per client in the cache across tests; only the tests marked
     ``rate_limits`` (which clear the cache) run with them on."""

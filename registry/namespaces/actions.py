@@ -10,9 +10,12 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import secrets
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F
+from django.utils import timezone
 
 from registry.namespaces import xrefs
 from registry.namespaces.iana import Person as IanaPerson
@@ -23,11 +26,13 @@ from registry.namespaces.models import (
     NamespaceEvent,
     Person,
     RegistryEvent,
+    RegistryGeneration,
     RegistryMetadata,
     TemplateVersion,
 )
+from registry.namespaces.querysets import normalize_rfc_numbers
 from registry.namespaces.template import TEXT_FIELDS
-from registry.urns import check_formal_nid, informal_nid
+from registry.urns import check_formal_nid, informal_nid, nid_key
 
 ACTIVE = Namespace.Status.ACTIVE
 DEPRECATED = Namespace.Status.DEPRECATED
@@ -48,6 +53,23 @@ class NIDConflict(RegistryError):
     pass
 
 
+def registry_changed(*, published: bool = False) -> None:
+    """Move the registry generation inside the caller's transaction: the cached
+    public pages and exports of the old generation are never served again once
+    the change commits, and stay current if it rolls back. Every writer of a
+    row the public pages show calls this (the review's transitions too, for the
+    public review list and a namespace's pending revision). ``published``: a
+    registration, a new version or a status change, the registry's "last change"."""
+    if not connection.in_atomic_block:
+        raise RuntimeError("registry_changed() belongs inside the change's transaction.")
+    now = timezone.now()
+    stamps = {"changed_at": now, **({"published_at": now} if published else {})}
+    moved = RegistryGeneration.objects.filter(pk=1).update(number=F("number") + 1, **stamps)
+    if not moved:
+        RegistryGeneration.objects.get_or_create(
+            pk=1, defaults={"token": secrets.token_hex(8), "number": 1, **stamps})
+
+
 def _locked_counter() -> InformalNumberCounter:
     """The informal-number counter row, locked until the transaction ends."""
     InformalNumberCounter.objects.get_or_create(pk=1)
@@ -55,10 +77,17 @@ def _locked_counter() -> InformalNumberCounter:
 
 
 def _search_document(values: dict[str, str]) -> tuple[str, str]:
+    """The organisation and the searched text of a template: every field, with RFC
+    numbers written one way (querysets.normalize_rfc_numbers)."""
     return (
         values.get("registrant_organisation", "")[:300],
-        "\n".join(values.get(name, "") for name in ("purpose", "syntax")),
+        search_text_of(values),
     )
+
+
+def search_text_of(values: dict[str, str]) -> str:
+    return normalize_rfc_numbers(
+        "\n".join(text for name in TEXT_FIELDS if (text := (values.get(name) or "").strip())))
 
 
 @transaction.atomic
@@ -117,6 +146,7 @@ def namespace_register(
         namespace=namespace, kind=NamespaceEvent.Kind.REGISTERED, version=version, actor=actor,
         to_status=namespace.status,
     )
+    registry_changed(published=True)
     return namespace
 
 
@@ -166,15 +196,25 @@ def _taken_message(nid: str) -> str:
 @transaction.atomic
 def version_publish(
     *, namespace: Namespace, values: dict[str, str], date: dt.date, actor,
-    fast_track: bool = False, source_request=None,
+    fast_track: bool = False, source_request=None, number: int | None = None,
+    nid: str | None = None,
 ) -> TemplateVersion:
-    """Publish the next version of a namespace's template (section 6.2 revisions)."""
+    """Publish the next version of a namespace's template (section 6.2 revisions).
+
+    ``number`` publishes a version under the number its template gives (an
+    imported RFC's "Version: 3"); it must come after every published version,
+    which is never overwritten. ``nid`` is the NID as the template writes it."""
     namespace = Namespace.objects.select_for_update().get(pk=namespace.pk)
     if not (values.get("revision_information") or "").strip() and namespace.versions.exists():
         raise RegistryError("A revision must describe its differences from the prior version.")
     last = namespace.versions.order_by("-number").values_list("number", flat=True).first() or 0
+    if number is not None and number <= last:
+        raise RegistryError(f"Version {number} of {namespace.nid} cannot be published: version "
+                            f"{last} is already published, and published versions never change.")
+    if nid is not None and nid.lower() != namespace.nid.lower():
+        raise RegistryError(f'A template for "{nid}" cannot be a version of {namespace.nid}.')
     version = TemplateVersion.objects.create(
-        namespace=namespace, number=last + 1, date=date, nid=namespace.nid,
+        namespace=namespace, number=number or last + 1, date=date, nid=nid or namespace.nid,
         fast_track=fast_track, published_by=actor, source_request=source_request,
         **{name: values.get(name, "") for name in TEXT_FIELDS},
     )
@@ -184,6 +224,7 @@ def version_publish(
         namespace=namespace, kind=NamespaceEvent.Kind.VERSION_PUBLISHED, version=version,
         actor=actor, from_status=namespace.status, to_status=namespace.status,
     )
+    registry_changed(published=True)
     return version
 
 
@@ -203,6 +244,7 @@ def namespace_set_status(*, namespace: Namespace, status: str, comment: str, act
     namespace.status = status
     namespace.status_note = comment if status == DEPRECATED else ""
     namespace.save_with_event(update_fields=["status", "status_note", "updated_at"])
+    registry_changed(published=True)
     return namespace
 
 
@@ -220,9 +262,10 @@ def _record_fields(record: Record) -> dict[str, Any]:
         "contact": [dict(x) for x in record.contact] if record.kind == "informal" else [],
         "template_date": record.template_date,
         "registry_note": record.notes,
-        "organisation": record.organisation,
+        "organisation": record.organisation or None,
     }
     # The JSON layout says these; IANA's XML does not, and then they stay as they are.
+    # A row that names no registrant keeps the organisation a published template gave.
     return {k: v for k, v in fields.items() if v is not None or k in
             ("registered_on", "record_updated")}
 
@@ -270,6 +313,7 @@ def namespace_import(*, record: Record, actor: Any = None, source: str = "",
             for key in fields:
                 setattr(existing, key, fields[key])
             existing.save(update_fields=[*fields, "updated_at"])
+            registry_changed()
             NamespaceEvent.objects.create(
                 namespace=existing, kind=NamespaceEvent.Kind.SYNCED, actor=actor,
                 from_status=existing.status, to_status=existing.status,
@@ -294,6 +338,7 @@ def namespace_import(*, record: Record, actor: Any = None, source: str = "",
         comment="" if new_kind == NamespaceEvent.Kind.IMPORTED
         else f"New in {source or 'IANA'}.",
     )
+    registry_changed()
     return namespace, ["new"]
 
 
@@ -310,6 +355,7 @@ def person_sync(*, person: IanaPerson, actor: Any = None) -> str:
     existing = Person.objects.select_for_update().filter(person_id=person.person_id).first()
     if existing is None:
         Person.objects.create(person_id=person.person_id, **values)
+        registry_changed()
         RegistryEvent.objects.create(kind=RegistryEvent.Kind.PERSON_ADDED,
                                      subject=person.person_id, after=_describe(values),
                                      actor=actor)
@@ -320,6 +366,7 @@ def person_sync(*, person: IanaPerson, actor: Any = None) -> str:
     for key, value in values.items():
         setattr(existing, key, value)
     existing.save()
+    registry_changed()
     RegistryEvent.objects.create(kind=RegistryEvent.Kind.PERSON_CHANGED,
                                  subject=person.person_id, before=_describe(before),
                                  after=_describe(values), actor=actor)
@@ -351,4 +398,87 @@ def registry_metadata_set(*, key: str, actor: Any = None, experts: str | None = 
         changes.append(f"updated: {updated.isoformat()}")
     if changes:
         meta.save()
+        registry_changed()
     return changes
+
+
+# The columns of a registry row that staff edit in the admin; the rest is
+# written by registration, publication and status changes.
+EDITABLE_ROW_FIELDS = ("registered_on", "references", "template_url", "template_date",
+                       "registry_note", "holder")
+
+
+@transaction.atomic
+def namespace_edit_row(*, namespace: Namespace, changes: dict, actor) -> Namespace:
+    """Change the editable columns of a registry row (the admin's form)."""
+    unknown = set(changes) - set(EDITABLE_ROW_FIELDS)
+    if unknown:
+        raise RegistryError(f"These columns are not edited by hand: {', '.join(sorted(unknown))}.")
+    locked = Namespace.objects.select_for_update().get(pk=namespace.pk)
+    for name, value in changes.items():
+        setattr(locked, name, value)
+    if changes:
+        locked.save(update_fields=[*changes, "updated_at"])
+        registry_changed()
+    return locked
+
+
+@transaction.atomic
+def namespaces_bulk_register(*, registrations: list[dict], actor=None,
+                             batch_size: int = 1000) -> int:
+    """Register many formal namespaces at once, each with all of its versions: the
+    bulk path of the load benchmark's seed (``seed_load``) and of large demos.
+
+    Each entry is ``{"nid", "date", "versions": [(date, values), ...]}``, oldest
+    version first. Writes what ``namespace_register`` and ``version_publish`` write,
+    event rows included, with a few multi-row INSERTs instead of one transaction
+    per version; the NIDs are checked the same way. Returns how many were made."""
+    taken = {nid_key(nid) for nid in Namespace.objects.values_list("nid", flat=True)}
+    for entry in registrations:
+        nid = entry["nid"]
+        problems = [p for p in check_formal_nid(nid) if p.code != "already_registered"]
+        if problems:
+            raise RegistryError(f"{nid}: {problems[0]}")
+        if nid_key(nid) in taken:
+            raise NIDConflict(_taken_message(nid))
+        if not entry["versions"]:
+            raise RegistryError(f"{nid}: a registration needs version 1 of its template.")
+        taken.add(nid_key(nid))
+    namespaces = Namespace.objects.bulk_create(
+        [
+            Namespace(
+                nid=entry["nid"], kind=Namespace.Kind.FORMAL, registered_on=entry["date"],
+                organisation=_search_document(entry["versions"][-1][1])[0],
+                search_text=_search_document(entry["versions"][-1][1])[1],
+                references=registry_references(entry["versions"][-1][1]),
+            )
+            for entry in registrations
+        ],
+        batch_size=batch_size,
+    )
+    versions = TemplateVersion.objects.bulk_create(
+        [
+            TemplateVersion(
+                namespace=namespace, number=number, date=date, nid=namespace.nid,
+                published_by=actor, **{name: values.get(name, "") for name in TEXT_FIELDS},
+            )
+            for namespace, entry in zip(namespaces, registrations, strict=True)
+            for number, (date, values) in enumerate(entry["versions"], start=1)
+        ],
+        batch_size=batch_size,
+    )
+    NamespaceEvent.objects.bulk_create(
+        [
+            NamespaceEvent(
+                namespace=version.namespace, version=version, actor=actor,
+                kind=(NamespaceEvent.Kind.REGISTERED if version.number == 1
+                      else NamespaceEvent.Kind.VERSION_PUBLISHED),
+                from_status="" if version.number == 1 else ACTIVE, to_status=ACTIVE,
+            )
+            for version in versions
+        ],
+        batch_size=batch_size,
+    )
+    if namespaces:
+        registry_changed(published=True)
+    return len(namespaces)

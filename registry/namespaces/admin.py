@@ -6,7 +6,12 @@ from django.contrib import admin, messages
 from django.db import models
 from django.shortcuts import redirect, render
 
-from registry.namespaces.actions import RegistryError, namespace_set_status
+from registry.namespaces.actions import (
+    EDITABLE_ROW_FIELDS,
+    RegistryError,
+    namespace_edit_row,
+    namespace_set_status,
+)
 from registry.namespaces.models import (
     Namespace,
     NamespaceEvent,
@@ -63,6 +68,7 @@ class NamespaceAdminForm(TextPolicyForm, forms.ModelForm):
 class NamespaceAdmin(admin.ModelAdmin):
     form = NamespaceAdminForm
     list_display = ("nid", "kind", "informal_number", "status", "registered_on", "holder")
+    list_select_related = ("holder",)
     list_filter = ("kind", "status")
     search_fields = ("nid", "organisation")
     ordering = ("nid",)
@@ -78,6 +84,12 @@ class NamespaceAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False  # namespaces are registered through the review workflow
+
+    def save_model(self, request, obj, form, change):
+        # Through the action, which moves the registry generation with the edit.
+        changes = {name: form.cleaned_data[name] for name in form.changed_data
+                   if name in EDITABLE_ROW_FIELDS}
+        namespace_edit_row(namespace=obj, changes=changes, actor=request.user)
 
     def has_delete_permission(self, request, obj=None):
         return False  # a NID is never deleted or reassigned (RFC 8141 section 5)
@@ -118,6 +130,7 @@ class NamespaceAdmin(admin.ModelAdmin):
 @admin.register(TemplateVersion)
 class TemplateVersionAdmin(admin.ModelAdmin):
     list_display = ("namespace", "number", "date", "fast_track", "published_at")
+    list_select_related = ("namespace",)
     list_filter = ("fast_track",)
     search_fields = ("namespace__nid", "registrant_organisation")
     readonly_fields = ("namespace", "number", "date", "nid", "fast_track", "published_at",

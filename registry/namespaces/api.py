@@ -1,7 +1,9 @@
 """The read-only JSON API, the machine-readable exports and the Atom feed.
 
-Every response carries ETag and Last-Modified from the registry's latest change,
-so clients poll with If-None-Match / If-Modified-Since and get 304s."""
+Each is built once per registry generation and served from the cache
+(public_cache.public_document), gzip-compressed when the client accepts it, with
+ETag and Last-Modified, so clients poll with If-None-Match / If-Modified-Since
+and get 304s."""
 
 from __future__ import annotations
 
@@ -11,12 +13,11 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.contrib.syndication.views import Feed
 from django.core.paginator import EmptyPage, PageNotAnInteger, Paginator
-from django.db.models import Max
 from django.http import HttpResponse, JsonResponse
 from django.urls import reverse
 from django.utils.feedgenerator import Atom1Feed
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import condition, require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods
 
 from registry.namespaces import xrefs
 from registry.namespaces.checker import MAX_URNS, check_urns, split_lines
@@ -31,13 +32,12 @@ from registry.namespaces.exports import (
 )
 from registry.namespaces.models import Namespace, NamespaceEvent, reference_link
 from registry.namespaces.openapi import openapi_document
+from registry.namespaces.public_cache import public_document
 from registry.namespaces.template import TEXT_FIELDS
-from registry.namespaces.views import registry_etag, registry_last_modified
 from registry.namespaces.xrefs import xml_safe
 from registry.protection import limited
 
 API_PAGE_SIZE = 100
-cached = condition(etag_func=registry_etag, last_modified_func=registry_last_modified)
 
 
 def _absolute(request, path: str) -> str:
@@ -77,8 +77,12 @@ def namespace_summary(request, ns: Namespace) -> dict:
 
 
 @require_GET
-@cached
 def namespaces_list(request):
+    return public_document(request, lambda: _namespaces_list(request),
+                           params=("kind", "status", "page"))
+
+
+def _namespaces_list(request):
     queryset = Namespace.objects.sorted_by("nid")
     kind = request.GET.get("kind")
     if kind in Namespace.Kind.values:
@@ -108,8 +112,11 @@ def namespaces_list(request):
 
 
 @require_GET
-@cached
 def namespace_detail(request, nid):
+    return public_document(request, lambda: _namespace_detail(request, nid))
+
+
+def _namespace_detail(request, nid):
     ns = exported_namespaces().by_nid(nid).first()
     if ns is None:
         return JsonResponse({"error": f"no namespace {nid[:64]!r}",
@@ -172,8 +179,11 @@ def _posted_urns(request) -> list[str]:
 
 
 @require_GET
-@cached
 def registry_xml_view(request):
+    return public_document(request, _registry_xml)
+
+
+def _registry_xml() -> HttpResponse:
     return HttpResponse(registry_xml(), content_type="application/xml; charset=utf-8")
 
 
@@ -184,21 +194,21 @@ def _csv_response(body: str, filename: str) -> HttpResponse:
 
 
 @require_GET
-@cached
 def registry_csv_view(request):
-    return _csv_response(registry_csv(), "urn-namespaces.csv")
+    return public_document(request,
+                           lambda: _csv_response(registry_csv(), "urn-namespaces.csv"))
 
 
 @require_GET
-@cached
 def formal_csv_view(request):
-    return _csv_response(sub_registry_csv("formal"), "urn-namespaces-1.csv")
+    return public_document(
+        request, lambda: _csv_response(sub_registry_csv("formal"), "urn-namespaces-1.csv"))
 
 
 @require_GET
-@cached
 def informal_csv_view(request):
-    return _csv_response(sub_registry_csv("informal"), "urn-namespaces-2.csv")
+    return public_document(
+        request, lambda: _csv_response(sub_registry_csv("informal"), "urn-namespaces-2.csv"))
 
 
 class TextAtom1Feed(Atom1Feed):
@@ -238,7 +248,7 @@ class RegistryFeed(Feed):
 
     def items(self):
         return (NamespaceEvent.objects.exclude(kind=NamespaceEvent.Kind.IMPORTED)
-                .select_related("namespace", "version")[:50])
+                .select_related("namespace", "version__namespace")[:50])
 
     def item_title(self, item):
         ns = item.namespace
@@ -274,15 +284,16 @@ class RegistryFeed(Feed):
         return item.created_at
 
 
-def feed_last_modified(request, *args, **kwargs):
-    return NamespaceEvent.objects.aggregate(m=Max("created_at"))["m"]
+_feed = RegistryFeed()
 
 
-registry_feed = condition(last_modified_func=feed_last_modified)(RegistryFeed())
+@require_GET
+def registry_feed(request):
+    return public_document(request, lambda: _feed(request))
 
 
 @require_GET
 def openapi_schema(request):
     """The OpenAPI 3.1 description of the JSON API."""
-    return JsonResponse(openapi_document(settings.SITE_URL),
-                        json_dumps_params={"indent": 1})
+    return public_document(request, lambda: JsonResponse(
+        openapi_document(settings.SITE_URL), json_dumps_params={"indent": 1}))

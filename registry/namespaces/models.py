@@ -268,3 +268,26 @@ class RegistryEvent(AppendOnlyModel):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()}: {self.subject}"
+
+
+class RegistryGeneration(models.Model):
+    """One row: a number that every change to what the public pages show moves, in
+    the same transaction as the change (``registry_changed()`` in actions.py).
+
+    Public pages and exports are cached under a key that carries ``key``, so a
+    change is visible at once and nothing stale is ever served. ``token`` is random
+    per database, so two databases sharing one Redis never share an entry."""
+
+    token = models.CharField(max_length=32)
+    number = models.PositiveBigIntegerField(default=0)
+    changed_at = models.DateTimeField()
+    # The last registration, new version or status change (the registry page's
+    # "Last registry change"; imports and row edits do not count).
+    published_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return self.key
+
+    @property
+    def key(self) -> str:
+        return f"{self.token}-{self.number}"

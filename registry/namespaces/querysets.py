@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import re
 from typing import Any
 
 from django.db import connection, models
 from django.db.models import (
+    BooleanField,
     Case,
     Count,
     F,
@@ -19,23 +21,20 @@ from django.db.models import (
     Value,
     When,
 )
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce, Lower
 
 from registry.history import EventGuardedQuerySet
 from registry.urns import URNSyntaxError, nid_key, parse
 
+_RFC_NUMBER = re.compile(r"\bRFC[\s-]*(\d+)\b", re.IGNORECASE)
 
-def search_document():
-    """The weighted full-text document of a namespace: NID (A), registrant
-    organisation (B), purpose and syntax (C). Migration 0004 indexes exactly
-    this expression on PostgreSQL; change both together."""
-    from django.contrib.postgres.search import SearchVector
 
-    return (
-        SearchVector("nid", weight="A", config="simple")
-        + SearchVector("organisation", weight="B", config="english")
-        + SearchVector("search_text", weight="C", config="english")
-    )
+def normalize_rfc_numbers(text: str) -> str:
+    """"RFC 3187", "rfc-3187" and "RFC3187" all become "RFC3187", as the registry's
+    reference column writes them: the searched text and the query both go through
+    this, so each way of typing finds the others."""
+    return _RFC_NUMBER.sub(lambda m: f"RFC{m.group(1)}", text or "")
 
 
 class NamespaceEventQuerySet(models.QuerySet[Any]):
@@ -99,38 +98,34 @@ class NamespaceQuerySet(EventGuardedQuerySet):
         return self.order_by(*orders.get(key, orders["nid"]))
 
     def search(self, q: str):
-        """Namespaces matching ``q`` in NID, registrant organisation, purpose or
-        syntax, best first: an exact NID, then NID prefix, then the rest by rank."""
+        """Namespaces matching ``q`` in NID, organisation, references or any template
+        field, best first: an exact NID, then a NID prefix, then a NID substring,
+        then a match in what the registry table shows (NID, organisation,
+        references), then a match in the template text; by NID within each.
+
+        On PostgreSQL this is a ``RankedSearch``: each rank is read in NID order
+        from its own index and only as far as the page asked for, so ranking never
+        reads every matching row."""
         q = clean_query(q)
         if not q:
             return self.none()
+        terms = normalize_rfc_numbers(q)
+        if connection.vendor == "postgresql":
+            return RankedSearch(self, q, terms)
         key = q.lower()
-        nid_rank = Case(
+        rank = Case(
             When(nid__lower=key, then=Value(300)),
             When(nid__istartswith=q, then=Value(200)),
             When(nid__icontains=q, then=Value(100)),
             default=Value(0),
             output_field=IntegerField(),
         )
-        if connection.vendor == "postgresql":
-            from django.contrib.postgres.search import SearchQuery, SearchRank
-
-            query = SearchQuery(q, search_type="websearch", config="english")
-            # "document @@ query" and the trigram-indexed icontains: each branch of the
-            # OR has its own index (migration 0004), so no row is scanned in vain.
-            return (
-                self.annotate(document=search_document())
-                .filter(Q(document=query) | Q(nid__icontains=q))
-                .annotate(nid_rank=nid_rank, text_rank=SearchRank(F("document"), query))
-                .order_by("-nid_rank", "-text_rank", Lower("nid"))
-            )
-        words = [w for w in q.split() if w]
         text_match = Q()
-        for word in words:
+        for word in terms.split():
             text_match &= (Q(organisation__icontains=word) | Q(search_text__icontains=word)
-                           | Q(nid__icontains=word))
+                           | Q(nid__icontains=word) | Q(references__icontains=word))
         return (
-            self.annotate(nid_rank=nid_rank)
+            self.annotate(nid_rank=rank)
             .filter(Q(nid_rank__gt=0) | text_match)
             .order_by("-nid_rank", Lower("nid"))
         )
@@ -153,6 +148,73 @@ class NamespaceQuerySet(EventGuardedQuerySet):
         by_key = {n.lower(): n for n in names}
         close = difflib.get_close_matches(nid.lower(), list(by_key), n=limit, cutoff=0.6)
         return [by_key[c] for c in close]
+
+
+# The stored, generated tsvector columns of migration 0006 (PostgreSQL only).
+_MATCHES = "{column} @@ websearch_to_tsquery('english'::regconfig, %s)"
+_NID_CHARACTERS = re.compile(r"[A-Za-z0-9-]+")
+
+
+class RankedSearch:
+    """PostgreSQL search results in rank order, for a Paginator (``count()`` and
+    slicing, like a queryset). A slice is one UNION ALL of three ranks, each
+    read from its index in NID order and cut at the slice's end:
+
+    1. the NID contains the query (trigram index): exact, prefix, then substring
+       (only when the query could be part of a NID);
+    2. the registry row (NID, organisation, references) matches (``search_head``);
+    3. only the template text matches (``search_vector``)."""
+
+    def __init__(self, queryset, q: str, terms: str):
+        self.queryset = queryset
+        self.q = q
+        self.terms = terms
+        # Only letters, digits and hyphens can be part of a NID (section 2).
+        self.nid_like = bool(_NID_CHARACTERS.fullmatch(q))
+
+    def _match(self, column: str, negate: bool = False) -> RawSQL:
+        sql = _MATCHES.format(column=column)
+        # The column is one of two constants; the visitor's words are a parameter.
+        return RawSQL(f"NOT ({sql})" if negate else sql, (self.terms,),  # noqa: S611
+                      output_field=BooleanField())
+
+    def count(self) -> int:
+        """Text matches, plus NID matches whose text does not match: two counts, each
+        answered by its own index (one count with an OR leads the planner to read
+        every row's document)."""
+        text = self.queryset.filter(self._match("search_vector")).order_by().count()
+        if not self.nid_like:
+            return text
+        return text + (self.queryset.filter(self._match("search_vector", negate=True),
+                                            nid__icontains=self.q).order_by().count())
+
+    def __getitem__(self, window: slice) -> list:
+        if not isinstance(window, slice):
+            raise TypeError("RankedSearch is read a page (a slice) at a time.")
+        start, stop = window.start or 0, window.stop
+        if stop is None or stop <= start:
+            return []
+        by_nid = Lower("nid")
+        nid_rank = Case(
+            When(nid__lower=self.q.lower(), then=Value(300)),
+            When(nid__istartswith=self.q, then=Value(200)),
+            default=Value(100),
+            output_field=IntegerField(),
+        )
+        not_nid = ~Q(nid__icontains=self.q) if self.nid_like else Q()
+        ranks = [
+            self.queryset.filter(self._match("search_head"), not_nid)
+            .annotate(nid_rank=Value(50), sort_key=by_nid).order_by("sort_key"),
+            self.queryset.filter(self._match("search_vector"),
+                                 self._match("search_head", negate=True), not_nid)
+            .annotate(nid_rank=Value(0), sort_key=by_nid).order_by("sort_key"),
+        ]
+        if self.nid_like:
+            ranks.insert(0, self.queryset.filter(nid__icontains=self.q)
+                         .annotate(nid_rank=nid_rank, sort_key=by_nid)
+                         .order_by("-nid_rank", "sort_key"))
+        first, *rest = (rank[:stop] for rank in ranks)
+        return list(first.union(*rest, all=True).order_by("-nid_rank", "sort_key")[start:stop])
 
 
 def plausible_text(text: str, limit: int) -> bool:

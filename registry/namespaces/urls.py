@@ -14,6 +14,7 @@ urlpatterns = [
     path("namespaces/<str:nid>/v/<int:number>/template.txt", views.template_txt,
          name="version-txt"),
     path("namespaces/<str:nid>/diff/", views.diff, name="diff"),
+    path("namespaces/<str:nid>/history/", views.history, name="history"),
     path("registry.xml", api.registry_xml_view, name="registry-xml"),
     path("registry.csv", api.registry_csv_view, name="registry-csv"),
     path("urn-namespaces-1.csv", api.formal_csv_view, name="formal-csv"),

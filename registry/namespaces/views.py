@@ -5,7 +5,7 @@ from __future__ import annotations
 import string
 
 from django.core.paginator import Paginator
-from django.db.models import Count, Max, Q, Subquery
+from django.db.models import Count, Q
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -13,43 +13,35 @@ from django.views.decorators.http import require_GET
 
 from registry.namespaces.checker import MAX_URNS, check_urns, split_lines
 from registry.namespaces.forms import SearchForm
-from registry.namespaces.models import Namespace, NamespaceEvent, RegistryEvent
-from registry.namespaces.presentation import field_diffs, highlight, pick_pair
+from registry.namespaces.models import Namespace, NamespaceEvent
+from registry.namespaces.presentation import field_diffs, highlight, pick_pair, registry_rows
+from registry.namespaces.public_cache import public_document, public_page
 from registry.namespaces.querysets import nid_from_query
 from registry.namespaces.template import SECTIONS, render_text, template_values
 from registry.protection import limited
 
 PAGE_SIZE = 250
+HISTORY_ON_PAGE = 20
+HISTORY_PAGE_SIZE = 100
 LETTERS = list(string.ascii_lowercase) + ["0-9"]
 
 
-def _registry_stamp(request) -> dict:
-    """When the registry last changed and how many rows it has, once per request."""
-    if not hasattr(request, "_registry_stamp"):
-        # Experts, people and IANA's date are in the exports too: their last change
-        # (an uncorrelated subquery, so still one query).
-        last_metadata = RegistryEvent.objects.order_by("-created_at").values("created_at")[:1]
-        stamp = Namespace.objects.aggregate(
-            changed=Max("updated_at"), count=Count("pk"),
-            formal=Count("pk", filter=Q(kind="formal")),
-            informal=Count("pk", filter=Q(kind="informal")),
-            metadata=Max(Subquery(last_metadata)),
-        )
-        metadata = stamp.pop("metadata")
-        if metadata and (stamp["changed"] is None or metadata > stamp["changed"]):
-            stamp["changed"] = metadata
-        request._registry_stamp = stamp
-    return request._registry_stamp
-
-
-def registry_last_modified(request, *args, **kwargs):
-    return _registry_stamp(request)["changed"]
-
-
-def registry_etag(request, *args, **kwargs):
-    stamp = _registry_stamp(request)
-    changed = stamp["changed"].timestamp() if stamp["changed"] else 0
-    return f"{stamp['count']}-{changed}-{request.GET.urlencode()}"
+def registry_counts(status: str = "", letter: str = "") -> dict:
+    """Every count the registry page shows, in one query: the totals by kind and
+    the rows of each table under the chosen status and first character."""
+    formal = Q(kind="formal")
+    informal = Q(kind="informal")
+    if status in Namespace.Status.values:
+        formal &= Q(status=status)
+        informal &= Q(status=status)
+    if letter in LETTERS:
+        formal &= Q(nid__regex=r"^[0-9]") if letter == "0-9" else Q(nid__istartswith=letter)
+    return Namespace.objects.aggregate(
+        formal=Count("pk", filter=Q(kind="formal")),
+        informal=Count("pk", filter=Q(kind="informal")),
+        formal_rows=Count("pk", filter=formal),
+        informal_rows=Count("pk", filter=informal),
+    )
 
 
 def designated_experts() -> list[str]:
@@ -63,7 +55,7 @@ def designated_experts() -> list[str]:
 
 
 def namespace_or_404(nid: str) -> Namespace:
-    namespace = Namespace.objects.by_nid(nid).select_related("holder").first()
+    namespace = Namespace.objects.by_nid(nid).first()
     if namespace is None:
         raise UnknownNID(nid)
     return namespace
@@ -75,40 +67,52 @@ class UnknownNID(Http404):
         self.nid = nid
 
 
-def _table(request, queryset, prefix: str, sort: str):
-    rows = queryset.sorted_by(sort).with_version_count()
-    return Paginator(rows, PAGE_SIZE).get_page(request.GET.get(f"{prefix}page"))
+def _table(request, queryset, prefix: str, sort: str, count: int):
+    rows = queryset.sorted_by(sort).with_version_count().defer("search_text", "status_note")
+    paginator = Paginator(rows, PAGE_SIZE)
+    paginator.count = count  # counted with the others in registry_counts()
+    return paginator.get_page(request.GET.get(f"{prefix}page"))
+
+
+REGISTRY_PARAMS = ("status", "sort", "letter", "fpage", "ipage")
 
 
 @require_GET
 def registry_page(request):
-    # No ETag here: the page carries the visitor's own navigation and messages, so a
-    # 304 would show a signed-in person the page they saw before. The exports and the
-    # API, which are the same for everyone, answer conditional requests.
-    status = request.GET.get("status", "")
-    sort = request.GET.get("sort", "nid")
-    letter = request.GET.get("letter", "")
-    namespaces = Namespace.objects.all()
-    if status in Namespace.Status.values:
-        namespaces = namespaces.filter(status=status)
-    formal = namespaces.formal()
-    if letter in LETTERS:
-        formal = (formal.filter(nid__regex=r"^[0-9]") if letter == "0-9"
-                  else formal.filter(nid__istartswith=letter))
-    informal_sort = {"nid": "number", "-nid": "-number"}.get(sort, sort)
-    context = {
-        "formal": _table(request, formal, "f", sort),
-        "informal": _table(request, namespaces.informal(), "i", informal_sort),
-        "status": status,
-        "sort": sort,
-        "letter": letter,
-        "letters": LETTERS,
-        "statuses": Namespace.Status.choices,
-        "counts": _registry_stamp(request),
-        "experts": designated_experts(),
-        "last_change": NamespaceEvent.objects.last_real_change(),
-    }
-    return render(request, "namespaces/registry.html", context)
+    # Cached per registry generation, with each visitor's navigation rendered per
+    # request (public_cache.py). No ETag here: the page carries that navigation.
+    def build() -> dict:
+        status = request.GET.get("status", "")
+        sort = request.GET.get("sort", "nid")
+        letter = request.GET.get("letter", "")
+        namespaces = Namespace.objects.all()
+        if status in Namespace.Status.values:
+            namespaces = namespaces.filter(status=status)
+        formal = namespaces.formal()
+        if letter in LETTERS:
+            formal = (formal.filter(nid__regex=r"^[0-9]") if letter == "0-9"
+                      else formal.filter(nid__istartswith=letter))
+        informal_sort = {"nid": "number", "-nid": "-number"}.get(sort, sort)
+        counts = registry_counts(status, letter)
+        formal_page = _table(request, formal, "f", sort, counts["formal_rows"])
+        informal_page = _table(request, namespaces.informal(), "i", informal_sort,
+                               counts["informal_rows"])
+        return {
+            "formal": formal_page,
+            "informal": informal_page,
+            "formal_rows": registry_rows(formal_page),
+            "informal_rows": registry_rows(informal_page, informal=True),
+            "status": status,
+            "sort": sort,
+            "letter": letter,
+            "letters": LETTERS,
+            "statuses": Namespace.Status.choices,
+            "counts": counts,
+            "experts": designated_experts(),
+            "last_change": NamespaceEvent.objects.last_real_change(),
+        }
+
+    return public_page(request, "namespaces/registry.html", build, params=REGISTRY_PARAMS)
 
 
 @require_GET
@@ -122,76 +126,108 @@ def search(request):
         namespace = Namespace.objects.by_nid(nid).first()
         if namespace:
             return redirect(namespace)
-    results = Namespace.objects.search(q) if q else Namespace.objects.none()
-    page = Paginator(results, 50).get_page(request.GET.get("page"))
-    for namespace in page:
-        namespace.snippet = highlight(
-            " · ".join(filter(None, [namespace.organisation, namespace.search_text])), q
-        )
-        namespace.nid_html = highlight(namespace.nid, q)
-    suggestions = Namespace.objects.similar_to(q) if q and not page.paginator.count else []
-    return render(request, "namespaces/search.html", {
-        "q": q, "search_query": q, "page": page, "suggestions": suggestions, "urn_nid": nid,
-        "typed": request.GET.get("q", "")[:1000], "error": next(iter(form.errors.get("q", [])), ""),
-    })
+
+    def build() -> dict:
+        results = Namespace.objects.search(q) if q else Namespace.objects.none()
+        page = Paginator(results, 50).get_page(request.GET.get("page"))
+        for namespace in page:
+            namespace.snippet = highlight(
+                " · ".join(filter(None, [namespace.organisation, namespace.search_text])), q
+            )
+            namespace.nid_html = highlight(namespace.nid, q)
+        suggestions = Namespace.objects.similar_to(q) if q and not page.paginator.count else []
+        return {"q": q, "page": page, "suggestions": suggestions, "urn_nid": nid,
+                "typed": request.GET.get("q", "")[:1000],
+                "error": next(iter(form.errors.get("q", [])), ""),
+                "slots": {"nav": {"search_query": q}}}
+
+    return public_page(request, "namespaces/search.html", build, params=("q", "page"))
 
 
 def _versions(namespace):
     return list(namespace.versions.select_related("published_by").order_by("-number"))
 
 
+def _namespace_context(namespace: Namespace) -> dict:
+    return {
+        "namespace": namespace,
+        "sections": SECTIONS,
+        "events": namespace.events.select_related("version")[:HISTORY_ON_PAGE],
+        "slots": {"holder": {"holder_id": namespace.holder_id, "nid": namespace.nid}},
+    }
+
+
 @require_GET
 def detail(request, nid):
-    try:
+    def build() -> dict:
         namespace = namespace_or_404(nid)
+        versions = _versions(namespace)
+        return {
+            **_namespace_context(namespace),
+            "version": versions[0] if versions else None,
+            "versions": versions,
+            "pending": namespace.revision_requests.filter(state="in_review"),
+        }
+
+    try:
+        return public_page(request, "namespaces/detail.html", build)
     except UnknownNID:
         return not_found(request, nid)
-    versions = _versions(namespace)
-    return render(request, "namespaces/detail.html", {
-        "namespace": namespace,
-        "version": versions[0] if versions else None,
-        "versions": versions,
-        "sections": SECTIONS,
-        "events": namespace.events.select_related("version")[:50],
-        "pending": namespace.revision_requests.filter(state="in_review"),
-    })
 
 
 @require_GET
 def version(request, nid, number):
-    namespace = namespace_or_404(nid)
-    versions = _versions(namespace)
-    chosen = next((v for v in versions if v.number == number), None)
-    if chosen is None:
-        raise Http404(f"{namespace.nid} has no version {number}.")
-    return render(request, "namespaces/detail.html", {
-        "namespace": namespace, "version": chosen, "versions": versions,
-        "sections": SECTIONS, "old_version": chosen.number != versions[0].number,
-        "events": namespace.events.select_related("version")[:50],
-    })
+    def build() -> dict:
+        namespace = namespace_or_404(nid)
+        versions = _versions(namespace)
+        chosen = next((v for v in versions if v.number == number), None)
+        if chosen is None:
+            raise Http404(f"{namespace.nid} has no version {number}.")
+        return {**_namespace_context(namespace), "version": chosen, "versions": versions,
+                "old_version": chosen.number != versions[0].number}
+
+    return public_page(request, "namespaces/detail.html", build)
+
+
+@require_GET
+def history(request, nid):
+    """Everything that happened to a namespace, newest first, in pages."""
+    def build() -> dict:
+        namespace = namespace_or_404(nid)
+        events = namespace.events.select_related("version")
+        return {"namespace": namespace,
+                "page": Paginator(events, HISTORY_PAGE_SIZE).get_page(request.GET.get("page"))}
+
+    return public_page(request, "namespaces/history.html", build, params=("page",))
 
 
 @require_GET
 def diff(request, nid):
-    namespace = namespace_or_404(nid)
-    versions = _versions(namespace)
-    if len(versions) < 2:
-        return render(request, "namespaces/diff.html", {"namespace": namespace,
-                                                        "versions": versions})
-    a, b = pick_pair(request.GET, versions)
-    return render(request, "namespaces/diff.html", {
-        "namespace": namespace, "versions": versions, "a": a, "b": b,
-        "diffs": field_diffs(template_values(a), template_values(b)),
-        "left_label": f"Version {a.number} ({a.date:%Y-%m-%d})",
-        "right_label": f"Version {b.number} ({b.date:%Y-%m-%d})",
-        "downloads": [(f"version {v.number}", reverse("namespaces:version-txt",
-                                                      args=[namespace.nid, v.number]))
-                      for v in (a, b)],
-    })
+    def build() -> dict:
+        namespace = namespace_or_404(nid)
+        versions = _versions(namespace)
+        if len(versions) < 2:
+            return {"namespace": namespace, "versions": versions}
+        a, b = pick_pair(request.GET, versions)
+        return {
+            "namespace": namespace, "versions": versions, "a": a, "b": b,
+            "diffs": field_diffs(template_values(a), template_values(b)),
+            "left_label": f"Version {a.number} ({a.date:%Y-%m-%d})",
+            "right_label": f"Version {b.number} ({b.date:%Y-%m-%d})",
+            "downloads": [(f"version {v.number}", reverse("namespaces:version-txt",
+                                                          args=[namespace.nid, v.number]))
+                          for v in (a, b)],
+        }
+
+    return public_page(request, "namespaces/diff.html", build, params=("a", "b"))
 
 
 @require_GET
 def template_txt(request, nid, number=None):
+    return public_document(request, lambda: _template_txt(nid, number))
+
+
+def _template_txt(nid: str, number: int | None) -> HttpResponse:
     namespace = namespace_or_404(nid)
     versions = namespace.versions.order_by("-number")
     chosen = versions.filter(number=number).first() if number else versions.first()

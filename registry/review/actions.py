@@ -23,7 +23,12 @@ from django.utils import timezone
 
 from registry.accounts.models import User
 from registry.accounts.roles import is_expert
-from registry.namespaces.actions import RegistryError, namespace_register, version_publish
+from registry.namespaces.actions import (
+    RegistryError,
+    namespace_register,
+    registry_changed,
+    version_publish,
+)
 from registry.namespaces.models import Namespace
 from registry.namespaces.template import TEXT_FIELDS
 from registry.review import mails
@@ -233,6 +238,7 @@ def request_transition(*, request: RegistrationRequest, transition: str, actor, 
     request.state = move.target
     request.last_activity_at = now
     request.save_with_event()
+    registry_changed()  # the public review list and the namespace's pending revision
     _queue_event_mails(event)
     return request
 
@@ -313,6 +319,8 @@ def request_comment(*, request: RegistrationRequest, actor, body: str, audience:
                                      body=body, round=request.latest_round())
     request.last_activity_at = timezone.now()
     request.save(update_fields=["last_activity_at", "updated_at"])
+    if audience == Comment.Audience.PUBLIC:
+        registry_changed()  # the public review page shows the discussion
     queue_message(mails.comment_message(comment), request=request, audience="comment",
                   comment=comment)
     return comment
@@ -490,6 +498,8 @@ def _receive(parsed: ParsedMail, raw: bytes, source: str) -> InboundMessage:
                  else "The registrant answered the request for changes by mail."))
     request.last_activity_at = timezone.now()
     request.save(update_fields=["last_activity_at", "updated_at"])
+    if audience == Comment.Audience.PUBLIC:
+        registry_changed()  # the public review page shows the discussion
     record = _record(parsed, raw, source, Outcome.PLACED, "", request=request, comment=comment)
     queue_message(mails.comment_message(comment), request=request, audience="comment",
                   comment=comment)

@@ -49,6 +49,7 @@ class OutboundInline(ReadOnlyInline):
 class RequestAdmin(admin.ModelAdmin):
     list_display = ("pk", "display_nid", "kind", "state", "fast_track", "registrant",
                     "assigned_expert", "last_activity_at")
+    list_select_related = ("registrant", "assigned_expert", "revises", "published_version")
     list_filter = ("state", "kind", "fast_track", "standardisation")
     search_fields = ("proposed_nid", "registrant__email", "registrant_organisation")
     readonly_fields = ("registrant", "kind", "proposed_nid", "revises", "fast_track",

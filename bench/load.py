@@ -1,0 +1,247 @@
+"""The public pages and exports under load, as in production. One command:
+
+    .venv/bin/python bench/load.py                      # 10,000 x 5, a database of its own
+    .venv/bin/python bench/load.py --namespaces 1000 --duration 4 --keep
+
+Creates (or, with --database, reuses) a PostgreSQL database, migrates it, imports
+IANA's registry and seeds N namespaces x V versions (``seed_load``), collects the
+static files, then starts gunicorn as in production (gunicorn.conf.py,
+REGISTRY_ENV=production, DEBUG off, Redis as cache and broker) on a free port of
+127.0.0.1 (or --port). For each page it then measures, with wrk (16 connections,
+bounded in time), the floor first, a trivial view (``/bench-floor/``, only in
+bench/settings.py) through the same middleware on the same server, then the
+page; and one request alone right after the registry generation moves (as a
+publish moves it), the cold page. It prints requests/s, p50, p99, the ratio to
+the floor, SQL queries per request (warm and cold) and the cold time, as a
+Markdown table. Requests carry ``X-Forwarded-Proto: https``, as behind the TLS
+proxy production has; exports ask for gzip, as feed readers and harvesters do.
+
+It stops gunicorn when done and drops the database it created (not with --keep
+or --database). Needs wrk, PostgreSQL and Redis on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+sys.path.insert(0, str(ROOT))
+
+from registry.namespaces.sample_text import seed_nid  # noqa: E402
+
+PREFIX = "load"
+
+
+def pages(sample: int) -> list[tuple[str, str, bool]]:
+    """(label, path, is_export) for every public page and export."""
+    nid = seed_nid(PREFIX, sample)
+    return [
+        ("registry page (250 rows)", "/", False),
+        ("namespace page", f"/namespaces/{nid}/", False),
+        ("version page", f"/namespaces/{nid}/v/2/", False),
+        ("diff v1..v5", f"/namespaces/{nid}/diff/?a=1&b=5", False),
+        ("namespace history", f"/namespaces/{nid}/history/", False),
+        ("search, NID prefix", f"/search/?q={PREFIX}-archive-1", False),
+        ("search, two words", "/search/?q=digital+archive", False),
+        ("public review list", "/requests/review/", False),
+        ("API list page", f"/api/namespaces/?page={max(1, min(50, sample // 100))}", True),
+        ("API detail", f"/api/namespaces/{nid}/", True),
+        ("URN check API", "/api/check?urn=urn:isbn:0451450523", True),
+        ("Atom feed", "/feed.atom", True),
+        ("registry.csv", "/registry.csv", True),
+        ("registry.xml", "/registry.xml", True),
+    ]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run(*args: str, env: dict) -> None:
+    subprocess.run([*args], cwd=ROOT, env=env, check=True)
+
+
+def psql(url: str, sql: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(sql)
+
+
+def server_url(database_url: str, name: str) -> str:
+    return database_url.rsplit("/", 1)[0] + "/" + name
+
+
+def database_exists(admin_url: str, name: str) -> bool:
+    import psycopg
+
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        return conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone() \
+            is not None
+
+
+def fetch(url: str, headers: dict) -> tuple[int, float, dict]:
+    request = urllib.request.Request(url, headers=headers)  # noqa: S310 - our server
+    started = time.perf_counter()
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - our server
+            response.read()
+            status, got = response.status, dict(response.headers)
+    except urllib.error.HTTPError as exc:
+        exc.read()
+        status, got = exc.code, dict(exc.headers)
+    return status, (time.perf_counter() - started) * 1000, got
+
+
+_LATENCY = re.compile(r"^\s+(50|99)(?:\.0+)?%\s+([\d.]+)(us|ms|s)\s*$", re.MULTILINE)
+
+
+def wrk(url: str, *, connections: int, duration: int, headers: dict) -> dict:
+    args = ["wrk", f"-t{min(2, connections)}", f"-c{connections}", f"-d{duration}s",
+            "--latency", "--timeout", "5s"]
+    for name, value in headers.items():
+        args += ["-H", f"{name}: {value}"]
+    out = subprocess.run([*args, url], capture_output=True, text=True, check=True).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    latency = {}
+    for pct, value, unit in _LATENCY.findall(out):
+        latency[pct] = float(value) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    timeouts = re.search(r"timeout (\d+)", out)
+    return {"rps": rps, "p50": latency.get("50"), "p99": latency.get("99"),
+            "errors": int(errors.group(1)) if errors else 0,
+            "timeouts": int(timeouts.group(1)) if timeouts else 0}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--namespaces", type=int, default=10_000)
+    parser.add_argument("--versions", type=int, default=5)
+    parser.add_argument("--database", help="reuse (and keep) this database")
+    parser.add_argument("--keep", action="store_true", help="keep the database it creates")
+    parser.add_argument("--server", default="postgres://postgres@127.0.0.1:5432/postgres",
+                        help="PostgreSQL URL of the server (any database on it)")
+    parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
+    parser.add_argument("--port", type=int, default=0, help="default: a free port")
+    parser.add_argument("--workers", type=int, default=3)
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--duration", type=int, default=8, help="seconds per wrk run")
+    parser.add_argument("--only", help="measure only pages whose label contains this")
+    args = parser.parse_args()
+    if not shutil.which("wrk"):
+        sys.exit("wrk is needed (Debian: apt-get install wrk).")
+
+    name = args.database or f"urn_bench_{os.getpid()}"
+    database_url = server_url(args.server, name)
+    created = False
+    if not database_exists(args.server, name):
+        psql(args.server, f'CREATE DATABASE "{name}"')
+        created = True
+    drop = created and not args.keep and not args.database
+    port = args.port or free_port()
+    scratch = Path(tempfile.mkdtemp(prefix="urn-bench-"))
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_"))},
+        "REGISTRY_ENV": "production",
+        "DJANGO_SETTINGS_MODULE": "bench.settings",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "DATABASE_URL": database_url,
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "REDIS_URL": args.redis,
+        "CELERY_BROKER_URL": args.redis,
+        "CACHE_KEY_PREFIX": f"bench-{name}",
+        "STATIC_ROOT": str(scratch / "static"),
+        "WEB_CONCURRENCY": str(args.workers),
+    }
+    server = None
+    try:
+        started = time.monotonic()
+        manage = [PYTHON, "manage.py"]
+        run(*manage, "migrate", "--verbosity", "0", env=env)
+        run(*manage, "import_registry", "--verbosity", "0", env=env)
+        run(*manage, "seed_load", "--namespaces", str(args.namespaces),
+            "--versions", str(args.versions), "--prefix", PREFIX, env=env)
+        run(*manage, "collectstatic", "--noinput", "--verbosity", "0", env=env)
+        print(f"database {name} ready in {time.monotonic() - started:.0f} s", flush=True)
+        log = open(scratch / "gunicorn.log", "w")  # noqa: SIM115 - open while the server runs
+        server = subprocess.Popen(
+            [PYTHON, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--bind", f"127.0.0.1:{port}",
+             "--access-logfile", str(scratch / "access.log")],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        base = f"http://127.0.0.1:{port}"
+        proxy = {"X-Forwarded-Proto": "https"}
+        for _ in range(100):
+            try:
+                if fetch(base + "/healthz", proxy)[0] == 200:
+                    break
+            except OSError:
+                time.sleep(0.2)
+        else:
+            sys.exit(f"gunicorn did not answer; see {scratch / 'gunicorn.log'}")
+        rows = []
+        for label, path, export in pages(sample=max(1, args.namespaces // 2)):
+            if args.only and args.only not in label:
+                continue
+            headers = {**proxy, **({"Accept-Encoding": "gzip"} if export else {})}
+            psql(database_url, "UPDATE namespaces_registrygeneration "
+                               "SET number = number + 1, changed_at = now()")
+            status, cold_ms, got = fetch(base + path, headers)
+            cold_queries = got.get("X-SQL-Queries", "?")
+            if status != 200:
+                sys.exit(f"{path} answered {status}")
+            # Warm: the fewest over a few requests, as each worker's first request also
+            # opens its database connection (and django.contrib.postgres asks for types).
+            warm = [fetch(base + path, headers) for _ in range(2 * args.workers)]
+            warm_ms = min(ms for _, ms, _ in warm)
+            warm_queries = min(int(got.get("X-SQL-Queries", 0)) for _, _, got in warm)
+            floor = wrk(base + "/bench-floor/", connections=args.connections,
+                        duration=args.duration, headers=headers)
+            page = wrk(base + path, connections=args.connections, duration=args.duration,
+                       headers=headers)
+            rows.append((label, page, floor, warm_queries, cold_queries,
+                         cold_ms, warm_ms))
+            print(f"  {label}: {page['rps']:.0f} req/s, floor {floor['rps']:.0f}", flush=True)
+    finally:
+        if server is not None:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(timeout=30)
+        if drop:
+            psql(args.server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    print()
+    print(f"{dt.date.today()}, {platform.node()}: {os.cpu_count()} cores, "
+          f"{platform.processor() or platform.machine()}, Python {platform.python_version()}; "
+          f"{args.namespaces:,} namespaces x {args.versions} versions; gunicorn "
+          f"{args.workers} sync workers; wrk {args.connections} connections, {args.duration} s")
+    print()
+    print("| page | req/s | floor req/s | ratio | p50 ms | p99 ms | SQL warm / cold | cold ms |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for label, page, floor, queries, cold_queries, cold_ms, _warm_ms in rows:
+        bad = f" ({page['errors']} errors)" if page["errors"] else ""
+        bad += f" ({page['timeouts']} timeouts)" if page["timeouts"] else ""
+        print(f"| {label} | {page['rps']:.0f}{bad} | {floor['rps']:.0f} "
+              f"| {page['rps'] / floor['rps']:.2f} | {page['p50']:.1f} | {page['p99']:.1f} "
+              f"| {queries} / {cold_queries} | {cold_ms:.0f} |")
+
+
+if __name__ == "__main__":
+    main()

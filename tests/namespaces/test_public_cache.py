@@ -1,0 +1,207 @@
+"""The public cache: every writer moves the registry generation in its own
+transaction, a change is visible at once, visitors get their own navigation on
+the shared body, and exports are built once per generation with ETag and 304."""
+
+import datetime as dt
+import gzip
+
+import pytest
+from django.db import transaction
+from lxml import html as lxml_html
+
+from registry.namespaces.actions import (
+    namespace_edit_row,
+    namespace_import,
+    namespace_register,
+    namespace_set_status,
+    registry_changed,
+    version_publish,
+)
+from registry.namespaces.models import Namespace, RegistryGeneration
+from registry.review import actions as review_actions
+from tests.factories import complete_values, make_request
+
+NID_LINKS = '//a[contains(concat(" ", @class, " "), " nid ")]'
+
+
+def generation() -> int:
+    return RegistryGeneration.objects.get(pk=1).number
+
+
+def register(nid, actor, **extra):
+    return namespace_register(kind="formal", nid=nid, values=complete_values(**extra),
+                              date=dt.date(2026, 1, 5), actor=actor)
+
+
+def nids_on(client, path="/"):
+    tree = lxml_html.fromstring(client.get(path).content)
+    return [a.text_content() for a in tree.xpath(NID_LINKS)]
+
+
+def test_every_writer_moves_the_generation(db, staff, registrant):
+    moves = [
+        lambda: register("movetest", staff),
+        lambda: version_publish(namespace=Namespace.objects.by_nid("movetest").get(),
+                                values=complete_values(revision_information="Second."),
+                                date=dt.date(2026, 2, 1), actor=staff),
+        lambda: namespace_set_status(namespace=Namespace.objects.by_nid("movetest").get(),
+                                     status="deprecated", comment="Use x.", actor=staff),
+        lambda: namespace_edit_row(namespace=Namespace.objects.by_nid("movetest").get(),
+                                   changes={"registry_note": "Edited."}, actor=staff),
+        lambda: namespace_import(row={"name": "imported1", "refs": ["RFC1"]}, kind="formal"),
+        lambda: make_request(registrant, nid="viareview"),  # a transition: in review
+    ]
+    for move in moves:
+        before = generation()
+        move()
+        assert generation() > before
+
+
+def test_a_refused_or_rolled_back_change_leaves_the_generation(db, staff):
+    before = generation()
+    with pytest.raises(RuntimeError), transaction.atomic():
+        register("rolledback", staff)
+        raise RuntimeError("the caller fails after the action")
+    assert generation() == before
+    assert not Namespace.objects.by_nid("rolledback").exists()
+
+
+def test_the_generation_moves_only_inside_a_transaction(transactional_db):
+    with pytest.raises(RuntimeError, match="transaction"):
+        registry_changed()
+
+
+def test_a_change_is_visible_on_the_next_request(client, registry, staff):
+    assert "fresh" not in nids_on(client)
+    assert client.get("/search/?q=fresh").status_code == 200
+    register("fresh", staff)
+    assert "fresh" in nids_on(client)
+    assert "fresh" in nids_on(client, "/search/?q=fresh")
+    namespace_set_status(namespace=Namespace.objects.by_nid("fresh").get(), status="deprecated",
+                         comment="Use isbn.", actor=staff)
+    tree = lxml_html.fromstring(client.get("/?status=deprecated").content)
+    table = tree.xpath('//*[@id="formal-table"]')[0]
+    assert [a.text_content() for a in table.xpath("." + NID_LINKS)] == ["fresh"]
+
+
+def test_pages_are_built_once_per_generation(client, registry, django_assert_max_num_queries):
+    client.get("/namespaces/isbn/")
+    with django_assert_max_num_queries(1):  # the generation, nothing else
+        assert client.get("/namespaces/isbn/").status_code == 200
+
+
+def test_signed_in_visitors_get_their_own_navigation_on_the_cached_body(
+        client, registry, registrant):
+    anonymous = lxml_html.fromstring(client.get("/").content)
+    assert anonymous.xpath("//nav//a[@href='/accounts/login/']")
+    client.force_login(registrant)
+    signed_in = lxml_html.fromstring(client.get("/").content)
+    assert not signed_in.xpath("//nav//a[@href='/accounts/login/']")
+    assert signed_in.xpath(
+        "//nav//form[@action='/accounts/logout/']//input[@name='csrfmiddlewaretoken']")
+    assert ([a.text_content() for a in signed_in.xpath(NID_LINKS)]
+            == [a.text_content() for a in anonymous.xpath(NID_LINKS)])
+
+
+def test_only_the_holder_sees_the_new_version_button(client, staff, registrant,
+                                                     other_registrant):
+    namespace_register(kind="formal", nid="heldns", values=complete_values(registrant),
+                       date=dt.date(2026, 1, 5), actor=staff, holder=registrant)
+
+    def buttons():
+        tree = lxml_html.fromstring(client.get("/namespaces/heldns/").content)
+        return tree.xpath("//form[@action='/requests/new/']//input[@name='revises']")
+
+    assert not buttons()
+    client.force_login(other_registrant)
+    assert not buttons()
+    client.force_login(registrant)
+    assert [b.get("value") for b in buttons()] == ["heldns"]
+
+
+def test_the_search_box_keeps_the_query_on_a_cached_page(client, registry):
+    for _ in range(2):
+        tree = lxml_html.fromstring(client.get("/search/?q=isbn").content)
+        assert tree.xpath("//nav//input[@name='q']")[0].get("value") == "isbn"
+
+
+def test_messages_reach_the_visitor_through_a_cached_page(client, registry, registrant):
+    client.force_login(registrant)
+    response = client.get("/requests/new/?revises=isbn", follow=True)
+    tree = lxml_html.fromstring(response.content)
+    alert = tree.xpath('//main//div[contains(@class, "alert")]')[0]
+    assert "Start a new version" in alert.text_content()
+
+
+def test_the_public_review_list_follows_transitions(client, registrant, expert, staff):
+    request = make_request(registrant, nid="reviewme")
+    tree = lxml_html.fromstring(client.get("/requests/review/").content)
+    assert [a.text_content() for a in tree.xpath('//*[@id="pending"]' + NID_LINKS)] == ["reviewme"]
+    review_actions.request_transition(request=request, transition="approve", actor=expert,
+                                      comment="Fine.", early_reason="Test.")
+    tree = lxml_html.fromstring(client.get("/requests/review/").content)
+    assert not tree.xpath('//*[@id="pending"]' + NID_LINKS)
+
+
+@pytest.mark.parametrize("path", ["/registry.csv", "/registry.xml", "/feed.atom",
+                                  "/api/namespaces/", "/api/namespaces/isbn/",
+                                  "/namespaces/isbn/template.txt"])
+def test_exports_are_compressed_and_conditional(client, registry, path):
+    plain = client.get(path)
+    zipped = client.get(path, HTTP_ACCEPT_ENCODING="gzip, br")
+    assert plain.status_code == zipped.status_code == 200
+    assert zipped["Content-Encoding"] == "gzip"
+    assert gzip.decompress(zipped.content) == plain.content
+    assert "Accept-Encoding" in plain["Vary"]
+    assert plain["ETag"] != zipped["ETag"]
+    for etag in (plain["ETag"], zipped["ETag"], f"W/{zipped['ETag']}"):
+        assert client.get(path, HTTP_IF_NONE_MATCH=etag).status_code == 304
+    assert client.get(path, HTTP_IF_MODIFIED_SINCE=plain["Last-Modified"]).status_code == 304
+
+
+def test_an_export_changes_with_the_registry(client, registry, staff):
+    first = client.get("/registry.csv")
+    register("newrow", staff)
+    second = client.get("/registry.csv", HTTP_IF_NONE_MATCH=first["ETag"])
+    assert second.status_code == 200
+    assert second["ETag"] != first["ETag"]
+    assert b"newrow" in second.content and b"newrow" not in first.content
+
+
+def test_exports_are_built_once_per_generation(client, registry, django_assert_max_num_queries):
+    client.get("/registry.xml")
+    with django_assert_max_num_queries(1):
+        assert client.get("/registry.xml").status_code == 200
+
+
+def test_errors_are_not_cached(client, registry, staff):
+    assert client.get("/api/namespaces/later/").status_code == 404
+    namespace_register(kind="formal", nid="later", values=complete_values(),
+                       date=dt.date(2026, 1, 5), actor=staff)
+    assert client.get("/api/namespaces/later/").status_code == 200
+
+
+def test_unread_query_parameters_share_the_entry(client, registry,
+                                                 django_assert_max_num_queries):
+    client.get("/namespaces/isbn/")
+    with django_assert_max_num_queries(1):
+        client.get("/namespaces/isbn/?utm_source=crawler")
+
+
+def test_the_experts_named_on_the_registry_page_follow_role_and_name_changes(client, registry):
+    from registry.accounts.roles import EXPERT, add_role
+    from tests.factories import make_user
+
+    def named() -> str:
+        tree = lxml_html.fromstring(client.get("/").content)
+        return " ".join(p.text_content() for p in tree.xpath("//p[contains(., 'Designated')]"))
+
+    person = make_user("newexpert@example.org")
+    assert "Designated" not in named()
+    add_role(person, EXPERT)
+    assert person.display_name in named()
+    person.first_name, person.last_name = "Ada", "Reviewer"
+    person.save()
+    assert "Ada Reviewer" in named()
+    person.groups.clear()
+    assert "Ada Reviewer" not in named()

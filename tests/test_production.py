@@ -1,0 +1,75 @@
+"""Production as a runnable thing: /healthz, static files from the app, gunicorn."""
+
+import json
+import os
+import subprocess
+import sys
+
+from django.conf import settings
+
+from tests.test_settings import PRODUCTION
+
+
+def test_healthz_checks_the_database_and_the_broker(client, db):
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    # The test settings run Celery eagerly: there is no broker to reach.
+    assert response.json() == {"status": "ok", "database": "ok", "broker": "eager"}
+    assert "no-cache" in response["Cache-Control"]
+
+
+def test_healthz_is_503_when_the_broker_is_down(client, db, settings, monkeypatch):
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    from registry.celery import app
+
+    monkeypatch.setattr(app.conf, "broker_url", "redis://127.0.0.1:1/0")
+    response = client.get("/healthz")
+    assert response.status_code == 503
+    assert response.json()["broker"] == "down"
+
+
+def test_bench_floor_is_not_a_url_of_the_app(client, db):
+    assert client.get("/bench-floor/").status_code == 404
+
+
+SERVE_STATIC = """
+import django, json
+django.setup()
+from django.core.management import call_command
+from django.templatetags.static import static
+from django.test import Client
+call_command("collectstatic", interactive=False, verbosity=0)
+client = Client(HTTP_X_FORWARDED_PROTO="https", HTTP_HOST="registry.example.org")
+url = static("vendor/bootstrap/bootstrap.min.css")
+plain = client.get(url)
+zipped = client.get(url, HTTP_ACCEPT_ENCODING="gzip")
+print(json.dumps({"url": url, "status": plain.status_code,
+                  "cache": plain.get("Cache-Control", ""),
+                  "encoding": zipped.get("Content-Encoding", ""),
+                  "plain": len(b"".join(plain.streaming_content)),
+                  "zipped": len(b"".join(zipped.streaming_content))}))
+"""
+
+
+def test_production_serves_hashed_compressed_static_files(tmp_path):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DATABASE_URL", "SECRET_KEY", "REGISTRY_ENV", "DEBUG")}
+    env.update(PRODUCTION, STATIC_ROOT=str(tmp_path / "static"),
+               DJANGO_SETTINGS_MODULE="registry.settings")
+    result = subprocess.run([sys.executable, "-c", SERVE_STATIC], cwd=settings.BASE_DIR,
+                            env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    served = json.loads(result.stdout.strip().splitlines()[-1])
+    assert served["status"] == 200
+    assert served["url"].startswith("/static/vendor/bootstrap/bootstrap.min.")  # hashed name
+    assert "immutable" in served["cache"] and "max-age=315360000" in served["cache"]
+    assert served["encoding"] == "gzip" and served["zipped"] < served["plain"] / 3
+
+
+def test_gunicorn_config_loads():
+    result = subprocess.run(
+        [sys.executable, "-c", "import runpy; c = runpy.run_path('gunicorn.conf.py');"
+                               "print(c['wsgi_app'], c['workers'] >= 1)"],
+        cwd=settings.BASE_DIR, capture_output=True, text=True, env={**os.environ,
+                                                                    "WEB_CONCURRENCY": "3"})
+    assert result.stdout.split() == ["registry.wsgi:application", "True"]
