@@ -355,3 +355,13 @@ def test_two_deliveries_at_once_place_one_comment(registrant, expert):
         thread.join()
     assert sorted(outcomes) == ["duplicate", "duplicate", "duplicate", "placed"]
     assert Comment.objects.filter(request=request).count() == 1
+
+
+def test_the_public_review_page_shows_a_reply_that_came_after_it_was_cached(client, in_review):
+    first = lxml_html.fromstring(client.get("/requests/review/").content)
+    assert not first.xpath(f'//*[@id="discussion-{in_review.pk}"]')
+    feed(eml("gmail_list_reply", in_review))
+    second = lxml_html.fromstring(client.get("/requests/review/").content)
+    (row,) = second.xpath(f'//*[@id="discussion-{in_review.pk}"]')
+    assert row.xpath('.//*[@class="comment-author fw-semibold"]')[0].text_content() == \
+        "Alice Reviewer"
