@@ -3,9 +3,9 @@
 ``write_backup`` serialises, in one consistent snapshot (a repeatable-read transaction
 on PostgreSQL), every row that makes the registry: the namespaces, their versions and
 events, the informal-number counter, the requests with their rounds, events and
-comments, and the accounts (roles, verified addresses) they point at. Password hashes
-are left out unless asked for; an account restored without one cannot log in until
-its owner resets the password.
+comments, the mail sent and received about them, and the accounts (roles, verified
+addresses) they point at. Password hashes are left out unless asked for; an account
+restored without one cannot log in until its owner resets the password.
 
 ``restore_backup`` loads such a file into an empty, migrated database. It inserts
 every row with its original primary key and never updates or deletes one, so the
@@ -51,6 +51,8 @@ MODELS = (
     "review.round",
     "review.requestevent",
     "review.comment",
+    "review.outboundmessage",
+    "review.inboundmessage",
 )
 # Rows that a migration creates in every new database: matched on restore.
 SEEDED = {"auth.group", "namespaces.informalnumbercounter"}

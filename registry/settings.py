@@ -9,6 +9,7 @@ start-up error (see registry/env.py and the README's configuration table).
 from __future__ import annotations
 
 import secrets
+from email.utils import parseaddr
 from pathlib import Path
 
 import dj_database_url
@@ -174,10 +175,20 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = "UTC"
+# With the broker down, sending a task gives up within about a second (the outbox
+# row is already committed; the requeue task sends it later), instead of hanging.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5,
+}
+CELERY_BROKER_CONNECTION_TIMEOUT = 2.0
 CELERY_BEAT_SCHEDULE = {
     "remind-idle-requests": {
         "task": "registry.review.tasks.remind_idle_requests_task",
         "schedule": 6 * 60 * 60.0,
+    },
+    "requeue-undelivered-mail": {
+        "task": "registry.review.tasks.requeue_undelivered_mail_task",
+        "schedule": 5 * 60.0,
     },
 }
 # Where sync_iana reads IANA's registry; empty (the default) turns the daily sync off.
@@ -197,10 +208,37 @@ EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "URN registry <urn-registry@iana.example>")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
+# The right-hand side of every Message-ID the registry writes (how it knows its own
+# messages when they come back): by default the domain of DEFAULT_FROM_EMAIL.
+MAIL_DOMAIN = env_str("MAIL_DOMAIN", parseaddr(DEFAULT_FROM_EMAIL)[1].rpartition("@")[2]
+                      or "localhost")
+MAIL_MAX_ATTEMPTS = env_int("MAIL_MAX_ATTEMPTS", 12)
+# Inbound mail by IMAP, for sites with no MTA pipe to `manage.py receive_mail`: off
+# unless MAIL_IMAP_HOST is set.
+MAIL_IMAP_HOST = env_str("MAIL_IMAP_HOST", "")
+MAIL_IMAP_PORT = env_int("MAIL_IMAP_PORT", 993)
+MAIL_IMAP_SSL = env_bool("MAIL_IMAP_SSL", True)
+MAIL_IMAP_USER = env_str("MAIL_IMAP_USER", "")
+MAIL_IMAP_PASSWORD = env_str("MAIL_IMAP_PASSWORD", "")
+MAIL_IMAP_FOLDER = env_str("MAIL_IMAP_FOLDER", "INBOX")
+MAIL_IMAP_POLL_SECONDS = env_int("MAIL_IMAP_POLL_SECONDS", 300)
+if MAIL_IMAP_HOST:
+    if not (MAIL_IMAP_USER and MAIL_IMAP_PASSWORD):
+        from django.core.exceptions import ImproperlyConfigured
+
+        raise ImproperlyConfigured("MAIL_IMAP_HOST is set: set MAIL_IMAP_USER and "
+                                   "MAIL_IMAP_PASSWORD too.")
+    CELERY_BEAT_SCHEDULE["poll-imap-mailbox"] = {
+        "task": "registry.review.tasks.poll_imap_mailbox_task",
+        "schedule": float(MAIL_IMAP_POLL_SECONDS),
+    }
 
 # The registry's own policy knobs (RFC 8141 section 6.2).
 REVIEW_LIST_ADDRESS = env_str("REVIEW_LIST_ADDRESS", "urn@ietf.org")
 IESG_ADDRESS = env_str("IESG_ADDRESS", "iesg@ietf.org")
+# The List-Id (RFC 2919) of the review list: mail carrying it came through the list
+# and is public. By default the list address with its @ made a dot (urn.ietf.org).
+REVIEW_LIST_ID = env_str("REVIEW_LIST_ID", REVIEW_LIST_ADDRESS.replace("@", "."))
 REVIEW_MIN_DAYS = env_int("REVIEW_MIN_DAYS", 14)
 REVIEW_IDLE_REMINDER_DAYS = env_int("REVIEW_IDLE_REMINDER_DAYS", 7)
 SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")

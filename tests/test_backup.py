@@ -64,6 +64,12 @@ def history(registry, registrant, other_registrant, expert, staff, standards_bod
                             body="Internal: fine.\nSecond line, ünïcødé.")
     actions.request_comment(request=talk, actor=other_registrant, audience="public",
                             body="Thanks.")
+    # A reply on the review list: a mail comment, and the message kept byte for byte.
+    actions.inbound_mail_receive(raw=(
+        b"From: Ann Lister <ann@example.net>\r\nTo: urn@ietf.org\r\n"
+        b"Subject: Re: [URN #%d] Registration request\r\n"
+        b"Message-ID: <backup.1@example.net>\r\nList-Id: <urn.ietf.org>\r\n\r\n"
+        b"Looks fine.\r\n\r\n> quoted \xe9\r\n") % talk.pk)
     request_in("registered", path="fast_track", nid="backupfast",
                people={**people, "registrant": standards_body})
 

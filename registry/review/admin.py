@@ -1,11 +1,23 @@
 """Requests in the admin are read-only records; decisions are taken on the review
-pages, through registry.review.actions."""
+pages, through registry.review.actions. The mail that went out and came in is
+here too: read-only, with "send again" for staff (the same action as on the
+request page)."""
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.utils.html import format_html
 
+from registry.accounts.roles import is_iana_staff
 from registry.namespaces.admin import ReadOnlyInline
 from registry.namespaces.template import TEXT_FIELDS
-from registry.review.models import Comment, RegistrationRequest, RequestEvent, Round
+from registry.review.actions import TransitionRefused, message_resend
+from registry.review.models import (
+    Comment,
+    InboundMessage,
+    OutboundMessage,
+    RegistrationRequest,
+    RequestEvent,
+    Round,
+)
 
 
 class RoundInline(ReadOnlyInline):
@@ -22,8 +34,15 @@ class EventInline(ReadOnlyInline):
 
 class CommentInline(ReadOnlyInline):
     model = Comment
-    fields = ("created_at", "author", "audience", "body")
+    fields = ("created_at", "author", "author_name", "via", "audience", "body")
     readonly_fields = fields
+
+
+class OutboundInline(ReadOnlyInline):
+    model = OutboundMessage
+    fields = ("created_at", "summary", "to", "state", "attempts", "sent_at", "last_error")
+    readonly_fields = fields
+    ordering = ("created_at",)
 
 
 @admin.register(RegistrationRequest)
@@ -37,7 +56,7 @@ class RequestAdmin(admin.ModelAdmin):
                        "standardisation", "state", "assigned_expert", "published_version",
                        "created_at", "updated_at", "review_started_at", "last_activity_at",
                        *TEXT_FIELDS)
-    inlines = [RoundInline, EventInline, CommentInline]
+    inlines = [RoundInline, EventInline, CommentInline, OutboundInline]
 
     def has_add_permission(self, request):
         return False
@@ -47,3 +66,61 @@ class RequestAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(OutboundMessage)
+class OutboundMessageAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "request", "summary", "audience", "state", "attempts",
+                    "sent_at")
+    list_filter = ("state", "audience")
+    search_fields = ("message_id", "subject", "summary", "request__proposed_nid")
+    list_select_related = ("request",)
+    readonly_fields = ("request", "event", "comment", "audience", "summary", "message_id",
+                       "from_email", "to", "cc", "reply_to", "subject", "headers", "body",
+                       "state", "attempts", "last_error", "created_at", "next_attempt_at",
+                       "last_attempt_at", "sent_at")
+    actions = ["resend"]
+
+    def has_resend_permission(self, request) -> bool:
+        return is_iana_staff(request.user)
+
+    @admin.action(description="Send the selected messages again", permissions=["resend"])
+    def resend(self, request, queryset):
+        done = 0
+        for message in queryset:
+            try:
+                message_resend(message=message, actor=request.user)
+                done += 1
+            except TransitionRefused as exc:
+                self.message_user(request, f"{message.message_id}: {exc}", messages.WARNING)
+        if done:
+            self.message_user(request, f"{done} message(s) are being sent again.")
+
+
+@admin.register(InboundMessage)
+class InboundMessageAdmin(ReadOnlyAdmin):
+    list_display = ("received_at", "outcome", "from_address", "subject", "request", "source")
+    list_filter = ("outcome", "source")
+    search_fields = ("message_id", "from_address", "subject")
+    list_select_related = ("request",)
+    readonly_fields = ("received_at", "source", "outcome", "reason", "request", "comment",
+                       "bounced_message", "message_id", "from_name", "from_address",
+                       "subject", "sent_at", "in_reply_to", "references", "list_id", "text",
+                       "source_text")
+    exclude = ("raw",)
+
+    @admin.display(description="The message as received")
+    def source_text(self, obj: InboundMessage) -> str:
+        return format_html("<pre style='white-space: pre-wrap'>{}</pre>",
+                           bytes(obj.raw).decode("utf-8", errors="replace"))

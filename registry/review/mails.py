@@ -1,4 +1,6 @@
-"""The review's mail: one function builds each message; tasks send them.
+"""The review's mail: one function builds each message (who it goes to, what it
+says); ``outbox.queue_message`` stores it with its ticket and threading headers,
+and the worker sends it.
 
 Who is told about what is the workflow's answer (the ``mail`` column of its
 transition table, ``COMMENT_MAIL`` for comments); this module only turns an
@@ -13,6 +15,7 @@ from django.template.loader import render_to_string
 
 from registry.namespaces.template import render_text
 from registry.review import workflow
+from registry.review.mailtext import wrap_except
 from registry.review.models import Comment, RegistrationRequest, RequestEvent
 
 
@@ -33,11 +36,21 @@ def staff_emails(*, exclude: tuple[int | None, ...] = ()) -> list[str]:
     return _emails(get_user_model().objects.iana_staff(), exclude=exclude)
 
 
+_VERBATIM = "\x00registration-template\x00"
+
+
 def _message(subject: str, template: str, context: dict, to: list[str], cc=(),
              reply_to=()) -> EmailMessage | None:
+    """Render a plain-text message, lines wrapped at 72 for the list's readers and
+    the registration template quoted verbatim. ``subject`` says what the message
+    is about; the outbox puts the request's ticket and thread subject in front."""
     if not to:
         return None
-    body = render_to_string(f"review/mail/{template}", context)
+    verbatim = {}
+    if context.get("template_text"):
+        verbatim[_VERBATIM] = context["template_text"]
+        context = {**context, "template_text": _VERBATIM}
+    body = wrap_except(render_to_string(f"review/mail/{template}", context), verbatim)
     return EmailMessage(subject=subject, body=body, from_email=settings.DEFAULT_FROM_EMAIL,
                         to=to, cc=[a for a in cc if a not in to], reply_to=list(reply_to))
 

@@ -19,6 +19,7 @@ from registry.history import (
 )
 from registry.namespaces.models import Namespace
 from registry.namespaces.template import TemplateFields, missing_fields, template_values
+from registry.review.mailtext import Segment, split_quoted
 
 
 class State(models.TextChoices):
@@ -107,6 +108,14 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
                 .select_related("published_version")
                 .prefetch_related("rounds", "events__actor")
                 .order_by("published_version__number"))
+
+    def with_public_comments(self):
+        """Prefetch each request's public comments (``public_comments``, oldest first),
+        for pages listing requests with their discussion."""
+        return self.prefetch_related(models.Prefetch(
+            "comments", to_attr="public_comments",
+            queryset=Comment.objects.filter(audience=Comment.Audience.PUBLIC)
+            .select_related("author").order_by("created_at", "id")))
 
     def needing_reminder(self, *, now: dt.datetime, idle: dt.timedelta):
         """Open requests idle longer than ``idle`` and not reminded about within it:
@@ -236,6 +245,11 @@ class RequestEvent(AppendOnlyModel):
         ASSIGN = "assign", "Assignment"
         STANDARDISATION = "standardisation", "Standardisation flag"
         REMIND = "remind", "Reminder to the experts"
+        LIST_COMMENT = "list_comment", "Message on the review list"
+        MAIL_REPLY = "mail_reply", "Reply by mail from the registrant"
+        RESEND_MAIL = "resend_mail", "Mail sent again"
+        MAIL_FAILED = "mail_failed", "Mail could not be sent"
+        MAIL_BOUNCED = "mail_bounced", "Mail bounced"
 
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT,
                               related_name="+")
@@ -272,19 +286,33 @@ class CommentQuerySet(AppendOnlyQuerySet):
 
 
 class Comment(AppendOnlyModel):
+    """A comment on a request: typed on its page, or a message that arrived by mail
+    (``via``), whose sender may have no account here (then ``author`` is empty and
+    ``author_name``/``author_email`` say who wrote it)."""
+
     class Audience(models.TextChoices):
         PUBLIC = "public", "Public review (the list)"
         REGISTRANT = "registrant", "To the registrant"
         EXPERTS = "experts", "Internal to the experts"
 
+    class Via(models.TextChoices):
+        WEB = "web", "on this site"
+        LIST = "list", "on the review list"
+        MAIL = "mail", "by mail"
+
     request = models.ForeignKey(RegistrationRequest, on_delete=models.PROTECT,
                                 related_name="comments")
-    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
-                               related_name="+")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                               on_delete=models.PROTECT, related_name="+")
+    author_name = models.CharField(max_length=200, blank=True)
+    author_email = models.EmailField(max_length=320, blank=True)
     audience = models.CharField(max_length=12, choices=Audience.choices)
+    via = models.CharField(max_length=8, choices=Via.choices, default=Via.WEB)
     body = models.TextField()
     round = models.ForeignKey(Round, null=True, blank=True, on_delete=models.PROTECT,
                               related_name="comments")
+    sent_at = models.DateTimeField(null=True, blank=True,
+                                   help_text="For mail: the Date the sender gave it.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = CommentQuerySet.as_manager()
@@ -293,4 +321,140 @@ class Comment(AppendOnlyModel):
         ordering = ["created_at", "id"]
 
     def __str__(self) -> str:
-        return f"comment by {self.author} on #{self.request_id}"
+        return f"comment by {self.author_label} on #{self.request_id}"
+
+    @property
+    def author_label(self) -> str:
+        """Who wrote it, as shown on the page (never the address of someone with
+        no account: the name the mail gave, or the address's mailbox part)."""
+        if self.author_id:
+            return self.author.display_name
+        if self.author_name:
+            return self.author_name
+        return self.author_email.split("@")[0] or "unknown sender"
+
+    @property
+    def written_at(self) -> dt.datetime:
+        return self.sent_at or self.created_at
+
+    def segments(self) -> list[Segment]:
+        """The body cut into what is new and what is quoted (mail only), so pages
+        can fold quotes and signatures."""
+        if self.via == self.Via.WEB:
+            return [Segment("text", self.body)]
+        return split_quoted(self.body)
+
+    @property
+    def excerpt(self) -> str:
+        """The first thing the writer wrote (not what they quoted)."""
+        return next((s.text for s in self.segments() if s.kind == "text"), "")
+
+
+class OutboundMessageQuerySet(models.QuerySet):
+    def about(self, request: RegistrationRequest):
+        return self.filter(request=request).order_by("created_at", "id")
+
+    def undelivered(self):
+        return self.filter(state=OutboundMessage.Delivery.PENDING)
+
+    def overdue(self, *, now: dt.datetime, grace: dt.timedelta):
+        """Pending messages whose next attempt should have happened more than ``grace``
+        ago: their task was never queued (broker down) or was lost."""
+        return self.undelivered().filter(next_attempt_at__lte=now - grace)
+
+
+class OutboundMessage(models.Model):
+    """One message about a request, written in the transaction of the action that
+    caused it and sent by the worker afterwards: the outbox. Its content never
+    changes; its delivery state does (attempts, errors, sent)."""
+
+    class Delivery(models.TextChoices):
+        PENDING = "pending", "Waiting to be sent"
+        SENT = "sent", "Sent"
+        FAILED = "failed", "Failed"
+
+    request = models.ForeignKey(RegistrationRequest, on_delete=models.PROTECT,
+                                related_name="outbound_messages")
+    event = models.ForeignKey(RequestEvent, null=True, blank=True, on_delete=models.PROTECT,
+                              related_name="+")
+    comment = models.ForeignKey(Comment, null=True, blank=True, on_delete=models.PROTECT,
+                                related_name="+")
+    audience = models.CharField(max_length=32)
+    summary = models.CharField(max_length=300, help_text="What the message is about.")
+    message_id = models.CharField("Message-ID", max_length=255, unique=True)
+    from_email = models.CharField(max_length=400)
+    to = models.JSONField(default=list)
+    cc = models.JSONField(default=list, blank=True)
+    reply_to = models.JSONField(default=list, blank=True)
+    subject = models.CharField(max_length=400)
+    body = models.TextField()
+    headers = models.JSONField(default=dict, blank=True)
+    state = models.CharField(max_length=8, choices=Delivery.choices, default=Delivery.PENDING,
+                             db_index=True)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    next_attempt_at = models.DateTimeField(default=timezone.now, db_index=True)
+    last_attempt_at = models.DateTimeField(null=True, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    objects = OutboundMessageQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.message_id} ({self.get_state_display().lower()})"
+
+    @property
+    def recipients(self) -> list[str]:
+        return [*self.to, *self.cc]
+
+
+class InboundMessage(AppendOnlyModel):
+    """Every message that reached ``receive_mail`` (or the IMAP poll), kept whole
+    with what became of it: placed on a request's timeline, or recorded for staff
+    with the reason it was not (no request found, a duplicate, our own message
+    coming back, a bounce, an automatic reply, or held)."""
+
+    class Outcome(models.TextChoices):
+        PLACED = "placed", "Added to the request"
+        HELD = "held", "Held for staff"
+        UNPLACED = "unplaced", "No request found"
+        DUPLICATE = "duplicate", "Duplicate (same Message-ID)"
+        LOOP = "loop", "Our own message, come back"
+        BOUNCE = "bounce", "Delivery failure report"
+        AUTO_REPLY = "auto_reply", "Automatic reply"
+
+    received_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    source = models.CharField(max_length=16, default="pipe",
+                              help_text="How it arrived: pipe (receive_mail) or imap.")
+    message_id = models.CharField("Message-ID", max_length=998, db_index=True)
+    from_name = models.CharField(max_length=200, blank=True)
+    from_address = models.CharField(max_length=320, blank=True)
+    subject = models.TextField(blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    in_reply_to = models.TextField(blank=True)
+    references = models.TextField(blank=True)
+    list_id = models.CharField(max_length=300, blank=True)
+    text = models.TextField(blank=True, help_text="The body as plain text.")
+    raw = models.BinaryField(help_text="The message exactly as received.")
+    outcome = models.CharField(max_length=12, choices=Outcome.choices, db_index=True)
+    reason = models.TextField(blank=True)
+    request = models.ForeignKey(RegistrationRequest, null=True, blank=True,
+                                on_delete=models.PROTECT, related_name="inbound_messages")
+    comment = models.OneToOneField(Comment, null=True, blank=True, on_delete=models.PROTECT,
+                                   related_name="inbound_message")
+    bounced_message = models.ForeignKey(OutboundMessage, null=True, blank=True,
+                                        on_delete=models.PROTECT, related_name="bounces")
+
+    class Meta:
+        ordering = ["-received_at", "-id"]
+        constraints = [
+            # The last line of defence against placing one message twice.
+            models.UniqueConstraint(fields=["message_id"], condition=Q(outcome="placed"),
+                                    name="inbound_placed_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.message_id} from {self.from_address or '?'}: {self.outcome}"

@@ -1,55 +1,52 @@
-"""Celery tasks: thin wrappers that take ids, reload, and call mails.py.
+"""Celery tasks: thin wrappers that take ids and call the actions.
 
-Sending is retried with backoff; a failure never touches the decision that
-queued it (the action committed before the task was sent)."""
+Mail is an outbox: each message is a row written in the transaction of the action
+that caused it (``outbox.queue_message``). ``send_message_task`` sends one row and
+retries it with backoff; ``requeue_undelivered_mail_task`` (celery beat) queues
+again every row whose task was never sent (the broker was down) or was lost. A
+failure never touches the decision that caused the message."""
 
 from __future__ import annotations
 
 import datetime as dt
-import smtplib
 
 from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-RETRY = {
-    "autoretry_for": (smtplib.SMTPException, OSError),
-    "retry_backoff": 30,
-    "retry_backoff_max": 3600,
-    "max_retries": 8,
-}
+# A row is overdue (its task presumably lost) this long after its attempt was due.
+REQUEUE_GRACE = dt.timedelta(minutes=2)
 
 
-@shared_task(**RETRY)
-def send_event_mail_task(event_id: int, audience: str) -> None:
-    from registry.review import mails
-    from registry.review.models import RequestEvent
+@shared_task(bind=True, acks_late=True)
+def send_message_task(self, message_pk: int) -> str:
+    from registry.review.actions import message_deliver
 
-    event = RequestEvent.objects.select_related("request__registrant").get(pk=event_id)
-    message = mails.event_message(event, audience)
-    if message is not None:
-        message.send()
-
-
-@shared_task(**RETRY)
-def send_comment_mail_task(comment_id: int, audience: str) -> None:
-    from registry.review import mails
-    from registry.review.models import Comment
-
-    comment = Comment.objects.select_related("request__registrant", "author").get(pk=comment_id)
-    message = mails.comment_message(comment, audience)
-    if message is not None:
-        message.send()
+    delivery = message_deliver(message_pk=message_pk)
+    if delivery.retry_in is not None:
+        raise self.retry(countdown=delivery.retry_in, max_retries=None)
+    return delivery.state
 
 
-@shared_task(**RETRY)
-def send_reminder_task(request_id: int) -> None:
-    from registry.review import mails
-    from registry.review.models import RegistrationRequest
+@shared_task
+def requeue_undelivered_mail_task() -> int:
+    """Periodic (celery beat): queue again the outbox rows still waiting past their
+    time. Sending is idempotent (the row is locked and its state checked), so a row
+    queued twice is sent once."""
+    from registry.review.models import OutboundMessage
+    from registry.review.outbox import enqueue
 
-    message = mails.reminder_message(RegistrationRequest.objects.get(pk=request_id))
-    if message is not None:
-        message.send()
+    overdue = OutboundMessage.objects.overdue(now=timezone.now(), grace=REQUEUE_GRACE)
+    return sum(enqueue(pk) for pk in overdue.values_list("pk", flat=True)[:500])
+
+
+@shared_task
+def poll_imap_mailbox_task() -> int:
+    """Periodic (celery beat, when MAIL_IMAP_HOST is set): take in the unread mail of
+    the IMAP mailbox, for sites that cannot pipe mail to ``receive_mail``."""
+    from registry.review.imap import poll_mailbox
+
+    return poll_mailbox()
 
 
 @shared_task

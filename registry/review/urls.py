@@ -17,4 +17,5 @@ urlpatterns = [
     path("<int:pk>/comment/", views.comment, name="comment"),
     path("<int:pk>/assign/", views.assign, name="assign"),
     path("<int:pk>/standardisation/", views.standardisation, name="standardisation"),
+    path("<int:pk>/mail/<int:message_pk>/resend/", views.resend_mail, name="resend-mail"),
 ]

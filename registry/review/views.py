@@ -33,7 +33,15 @@ from registry.review.forms import (
     TemplateImportForm,
     TransitionForm,
 )
-from registry.review.models import FINAL_STATES, Comment, RegistrationRequest, State
+from registry.review.models import (
+    FINAL_STATES,
+    Comment,
+    InboundMessage,
+    OutboundMessage,
+    RegistrationRequest,
+    RequestEvent,
+    State,
+)
 from registry.urns import check_formal_nid, check_informal_nid
 
 
@@ -248,6 +256,12 @@ def _page(request, registration_request: RegistrationRequest, *, bound: dict | N
     user = request.user
     bound = bound or {}
     rounds = list(registration_request.rounds.order_by("-number"))
+    events = list(registration_request.events.select_related("actor", "round")
+                  .exclude(kind__in=workflow.hidden_events(registration_request, user)))
+    for event in events:
+        event.who = (event.actor.display_name if event.actor else
+                     "the review list" if event.kind == RequestEvent.Kind.LIST_COMMENT
+                     else "system")
     shown = rounds[0] if rounds else registration_request
     period_ends = registration_request.review_period_ends()
     now = timezone.now()
@@ -280,7 +294,7 @@ def _page(request, registration_request: RegistrationRequest, *, bound: dict | N
         "shown_values": template_values(shown),
         "sections": SECTIONS,
         "rounds": rounds,
-        "events": list(registration_request.events.select_related("actor", "round")),
+        "events": events,
         "comments": registration_request.comments.visible_to(user).select_related("author"),
         "offered": offered,
         "offered_close": any(move.race_only for move, _ in offered),
@@ -300,12 +314,38 @@ def _page(request, registration_request: RegistrationRequest, *, bound: dict | N
     }
     if len(rounds) >= 2:
         context["round_diffs"] = _round_diffs(request, rounds)
+    if workflow.can_see_mail(registration_request, user):
+        context.update(_mail_log(registration_request, user))
     return render(request, "review/request_page.html", context, status=status)
 
 
 @require_GET
 def request_page(request, pk):
     return _page(request, _get_registration_request(request, pk))
+
+
+def _mail_log(registration_request: RegistrationRequest, user) -> dict:
+    """What was sent about a request and what arrived that is not on the timeline."""
+    sent = list(OutboundMessage.objects.about(registration_request))
+    for message in sent:
+        message.resendable = workflow.can_resend(message, user)
+    held = (InboundMessage.objects.filter(request=registration_request)
+            .exclude(outcome=InboundMessage.Outcome.PLACED).defer("raw"))
+    return {"mail_log": sent, "mail_held": list(held), "show_mail": True}
+
+
+@login_required
+@require_POST
+def resend_mail(request, pk, message_pk):
+    registration_request = _get_registration_request(request, pk)
+    message = get_object_or_404(OutboundMessage, pk=message_pk, request=registration_request)
+    try:
+        actions.message_resend(message=message, actor=request.user)
+    except actions.TransitionRefused as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"“{message.summary}” is being sent again.")
+    return redirect(f"{registration_request.get_absolute_url()}#mail")
 
 
 def _request_warnings(registration_request: RegistrationRequest, index=None) -> list:
@@ -430,11 +470,12 @@ def standardisation(request, pk):
 
 @require_GET
 def public_review(request):
-    # The same for every visitor, and changed only by transitions, which move the
-    # registry generation: cached like the registry's pages.
+    # The same for every visitor, and changed only by transitions and public comments
+    # (typed or from the list), which move the registry generation: cached like the
+    # registry's pages.
     def build() -> dict:
         pending = (RegistrationRequest.objects.in_public_review()
-                   .select_related("revises", "published_version")
+                   .select_related("revises", "published_version").with_public_comments()
                    .order_by("review_started_at"))
         return {"pending": list(pending)}
 

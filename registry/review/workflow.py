@@ -51,6 +51,7 @@ from registry.review.models import (
     FINAL_STATES,
     OPEN_STATES,
     Comment,
+    OutboundMessage,
     RegistrationRequest,
     State,
 )
@@ -191,6 +192,15 @@ TRANSITIONS: dict[str, Transition] = {t.name: t for t in (
        independent=True, race_only=True, mail=(REGISTRANT, EXPERTS),
        confirm="Close this request? This cannot be undone.", button="outline-danger"),
 )}
+
+# Timeline events not everyone reads: who may, by role (everything else is public).
+EVENT_READERS: dict[str, frozenset[str]] = {
+    "mail_reply": frozenset({REGISTRANT_ROLE, EXPERT_ROLE, STAFF_ROLE}),
+    "resend_mail": frozenset({EXPERT_ROLE, STAFF_ROLE}),
+    "mail_failed": frozenset({EXPERT_ROLE, STAFF_ROLE}),
+    "mail_bounced": frozenset({EXPERT_ROLE, STAFF_ROLE}),
+}
+
 
 ROLE_NAMES = {REGISTRANT_ROLE: "the registrant", EXPERT_ROLE: "a designated expert",
               STAFF_ROLE: "IANA staff"}
@@ -572,3 +582,51 @@ def assign_refusal(request: RegistrationRequest, user: Person,
 
 def can_assign(request: RegistrationRequest, user: Person) -> bool:
     return can_view(request, user) and assign_refusal(request, user) is None
+
+
+def hidden_events(request: RegistrationRequest, user) -> set[str]:
+    """The kinds of timeline event ``user`` may not read on ``request``."""
+    roles = roles_of(user, request)
+    return {name for name, readers in EVENT_READERS.items() if not roles & readers}
+
+
+def can_see_mail(request: RegistrationRequest, user) -> bool:
+    """The mail sent and received about a request (addresses, delivery errors, held
+    messages) is for the designated experts and IANA staff."""
+    return bool(roles_of(user, request) & {EXPERT_ROLE, STAFF_ROLE})
+
+
+def check_resend(message: OutboundMessage, user) -> None:
+    """IANA staff may send again a message that failed (or is still failing)."""
+    if not is_iana_staff(user):
+        raise NotAllowed("Only IANA staff send mail again.")
+    if message.state == OutboundMessage.Delivery.SENT:
+        raise TransitionRefused("This message was sent; there is nothing to send again.")
+    if message.state == OutboundMessage.Delivery.PENDING and not message.attempts:
+        raise TransitionRefused("This message has not been tried yet; it is on its way.")
+
+
+def can_resend(message: OutboundMessage, user) -> bool:
+    try:
+        check_resend(message, user)
+    except (NotAllowed, TransitionRefused):
+        return False
+    return True
+
+
+def mail_placement(request: RegistrationRequest, *, via_list: bool, from_registrant: bool,
+                   answers_changes_request: bool) -> tuple[str | None, str]:
+    """Where a message that arrived about ``request`` goes: the audience of the
+    comment it becomes, or None and the reason it is held for staff. Mail never
+    changes a state; it only adds to the timeline."""
+    if request.state == State.DRAFT:
+        return None, "The request is a draft, private to its registrant."
+    if via_list:
+        return Comment.Audience.PUBLIC, ""
+    if from_registrant and answers_changes_request:
+        return Comment.Audience.REGISTRANT, ""
+    if from_registrant:
+        return None, ("Sent by the registrant to the registry directly, not in answer to a "
+                      "request for changes.")
+    return None, ("Sent to the registry directly, not through the review list, and not by "
+                  "the registrant from the address on file.")

@@ -45,3 +45,12 @@ def request_in(state, *, path, people, nid, standardisation=False):
                                                   actor=people["expert"])
             flag = False
     return request
+
+
+def sent_summaries(outbox) -> list[str]:
+    """What each message sent was about (the outbox row's summary), in sending order:
+    subjects themselves are the request's thread subject, the same for every message."""
+    from registry.review.models import OutboundMessage
+
+    summaries = dict(OutboundMessage.objects.values_list("message_id", "summary"))
+    return [summaries[m.extra_headers["Message-ID"]] for m in outbox]

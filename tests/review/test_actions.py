@@ -7,12 +7,13 @@ from registry.namespaces.models import Namespace, NamespaceEvent, TemplateVersio
 from registry.review import actions
 from registry.review.models import Comment, RequestEvent, Round, State
 from tests.factories import approve, complete_values, make_request
+from tests.review.helpers import sent_summaries
 
 EARLY = "Tested early."
 
 
 def subjects():
-    return [m.subject for m in mail.outbox]
+    return sent_summaries(mail.outbox)
 
 
 @pytest.fixture(autouse=True)
@@ -29,10 +30,11 @@ def test_submission_posts_the_template_to_the_list_and_experts(registrant, exper
     message, acknowledgement = mail.outbox
     assert message.to == ["urn@ietf.org"] and message.cc == [expert.email]
     assert acknowledgement.to == [registrant.email]
-    assert acknowledgement.subject == \
+    assert subjects()[1] == \
         f"Received: your URN namespace request #{request.pk} is in public review"
+    assert acknowledgement.subject == f"Re: {message.subject}"  # one thread
     assert f"http://127.0.0.1:8000/requests/{request.pk}/" in acknowledgement.body
-    assert message.subject == "[urn] Registration request for URN NID listpost"
+    assert message.subject == f"[URN #{request.pk}] Registration request for URN NID listpost"
     assert "Namespace Identifier:\n   listpost" in message.body
     assert "Purpose:\n   Names archive records persistently." in message.body
     round_ = Round.objects.get(request=request)
@@ -91,7 +93,7 @@ def test_iesg_step(registrant, expert, staff, settings, django_capture_on_commit
                                              actor=expert, comment="Report: sound.",
                                              early_reason=EARLY)
     assert request.state == State.AWAITING_IESG
-    assert any(m.subject.startswith("[IANA] stdnid") for m in mail.outbox)
+    assert any(summary.startswith("[IANA] stdnid") for summary in subjects())
     to_iesg = [m for m in mail.outbox if m.to == [settings.IESG_ADDRESS]]
     assert len(to_iesg) == 1
     assert "Report: sound." in to_iesg[0].body
@@ -234,8 +236,7 @@ def test_idle_requests_get_one_reminder(registrant, expert, settings,
     with django_capture_on_commit_callbacks(execute=True):
         assert remind_idle_requests_task() == 1
         assert remind_idle_requests_task() == 0  # beat runs often; one reminder per period
-    assert [m.subject for m in mail.outbox] == [
-        f"[urn experts] Request #{idle.pk} (sleepy) is waiting"]
+    assert subjects() == [f"[urn experts] Request #{idle.pk} (sleepy) is waiting"]
     event = RequestEvent.objects.get(request=idle, kind="remind")
     assert event.comment == "No activity for 8 days; the experts were reminded."
     # A week later, still idle: a second reminder.

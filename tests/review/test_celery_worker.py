@@ -1,15 +1,21 @@
 """With a real Celery worker and the Redis broker, a submission's mails go out
 exactly once each (CI runs this against the machine's Redis)."""
 
+import contextlib
+import datetime as dt
 import os
 import time
 
 import pytest
 from django.core import mail
+from django.utils import timezone
 
 from registry.celery import app
 from registry.review import actions
+from registry.review.models import OutboundMessage
+from registry.review.tasks import requeue_undelivered_mail_task
 from tests.factories import make_request
+from tests.review.helpers import sent_summaries
 
 REDIS = os.environ.get("TEST_REDIS_URL", "")
 
@@ -21,8 +27,8 @@ pytestmark = [
 ]
 
 
-@pytest.fixture
-def worker():
+@contextlib.contextmanager
+def worker_on_redis():
     from celery.contrib.testing.worker import start_worker
 
     # The broker as given, with a queue of this run's own: nothing is flushed, and a
@@ -43,16 +49,23 @@ def worker():
         reset_pool()
 
 
+@pytest.fixture
+def worker():
+    with worker_on_redis():
+        yield
+
+
 def reset_pool():
-    """Producers connect again with the current broker_url."""
+    """Producers connect again with the current broker_url, and queues and routes are
+    built again from the current configuration (the AMQP object caches them)."""
     import kombu.pools
 
     kombu.pools.reset()
     app._pool = None
-    app.amqp._producer_pool = None
+    app.__dict__.pop("amqp", None)
 
 
-def wait_for(count, timeout=30.0):
+def wait_for(count, timeout=90.0):
     deadline = time.monotonic() + timeout
     while len(mail.outbox) < count and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -64,27 +77,56 @@ def test_submission_and_decision_mails_go_out_once_each(worker, registrant, expe
     request = make_request(registrant, nid="workermail")
     wait_for(2)
     received = f"Received: your URN namespace request #{request.pk} is in public review"
-    assert sorted(m.subject for m in mail.outbox) == sorted([
-        "[urn] Registration request for URN NID workermail", received])
+    assert sorted(sent_summaries(mail.outbox)) == sorted([
+        "[urn] Registration request for URN NID workermail", received]), \
+        list(OutboundMessage.objects.values_list("state", "attempts", "last_error"))
     actions.request_transition(request=request, transition="approve", actor=expert,
                                comment="Good.", early_reason="Worker test.")
     wait_for(4)
-    subjects = sorted(m.subject for m in mail.outbox)
-    assert subjects == sorted([
+    assert sorted(sent_summaries(mail.outbox)) == sorted([
         "[urn] Registration request for URN NID workermail", received,
         f"Your URN namespace request #{request.pk}: Ready for IANA to register",
         "[IANA] workermail: Ready for IANA to register",
     ])
+    assert set(OutboundMessage.objects.values_list("state", flat=True)) == {"sent"}
+
+
+def test_broker_down_during_a_submission_then_back(client, registrant, expert):
+    """Issue 11's acceptance: the broker stopped during a submission answers 302 and
+    keeps the mail; with the broker and a worker back, it arrives once."""
+    from tests.review.test_outbox import broker_down
+    from tests.review.test_request_form import form_data
+
+    mail.outbox.clear()
+    draft = make_request(registrant, nid="brokerback", submit=False)
+    client.force_login(registrant)
+    with broker_down():
+        response = client.post(f"/requests/{draft.pk}/edit/",
+                               form_data(submit="1", proposed_nid="brokerback",
+                                         edit_version=draft.edit_version))
+    assert response.status_code == 302
+    row = OutboundMessage.objects.get(request=draft)
+    assert row.state == "pending" and mail.outbox == []
+    OutboundMessage.objects.filter(pk=row.pk).update(
+        next_attempt_at=timezone.now() - dt.timedelta(minutes=5))
+    with worker_on_redis():
+        assert requeue_undelivered_mail_task() == 1
+        wait_for(1)
+        assert requeue_undelivered_mail_task() in (0, 1)  # sent, or still in the worker
+        wait_for(1)
+    row.refresh_from_db()
+    assert row.state == "sent", (row.attempts, row.last_error)
+    assert [m.extra_headers["Message-ID"] for m in mail.outbox] == [row.message_id]
 
 
 @pytest.mark.django_db
 def test_tasks_sent_from_any_thread_use_the_registry_app():
     import threading
 
-    from registry.review.tasks import send_event_mail_task
+    from registry.review.tasks import send_message_task
 
     seen = []
-    thread = threading.Thread(target=lambda: seen.append(send_event_mail_task.app.main))
+    thread = threading.Thread(target=lambda: seen.append(send_message_task.app.main))
     thread.start()
     thread.join()
     assert seen == ["registry"]

@@ -9,6 +9,7 @@ from lxml import html as lxml_html
 from registry.review import actions
 from registry.review.models import RegistrationRequest, State
 from tests.factories import complete_values, make_request
+from tests.review.helpers import sent_summaries
 
 
 def form_data(edit_version=0, **overrides):
@@ -49,7 +50,7 @@ def test_submitting_from_the_form(logged_in, registrant, expert, mailoutbox,
     request = RegistrationRequest.objects.get(registrant=registrant)
     assert response["Location"] == f"/requests/{request.pk}/"
     assert request.state == State.IN_REVIEW
-    assert [m.subject for m in mailoutbox] == [
+    assert sent_summaries(mailoutbox) == [
         "[urn] Registration request for URN NID formnid",
         f"Received: your URN namespace request #{request.pk} is in public review"]
 

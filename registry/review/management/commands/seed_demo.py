@@ -5,14 +5,17 @@
 Accounts (password for all: the DEMO_PASSWORD below, printed at the end):
 registrant@example.org, other@example.org, expert@example.org, staff@example.org,
 and sdo@example.org (a recognized standards body). Requests are created through
-registry.review.actions, exactly as the web pages create them.
+registry.review.actions, exactly as the web pages create them; one reply on the
+review list comes in as receive_mail would take it in.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from email.message import EmailMessage
 
 from allauth.account.models import EmailAddress
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
@@ -22,7 +25,7 @@ from registry.accounts.roles import EXPERT, STAFF, add_role
 from registry.env import IS_PRODUCTION
 from registry.namespaces.models import Namespace
 from registry.review import actions
-from registry.review.models import RegistrationRequest
+from registry.review.models import OutboundMessage, RegistrationRequest
 
 DEMO_PASSWORD = "demo-registry-8141"  # noqa: S105 - local demo accounts only
 
@@ -120,6 +123,24 @@ class Command(BaseCommand):
                                    comment="A mirror is welcome.", early_reason=long_ago)
         actions.request_transition(request=revision, transition="register", actor=sam)
 
+    def _list_reply(self, request: RegistrationRequest) -> None:
+        """A reply on the review list, taken in as receive_mail takes in mail."""
+        root = OutboundMessage.objects.about(request).first()
+        message = EmailMessage()
+        message["From"] = "Alice Reviewer <alice.reviewer@example.net>"
+        message["To"] = settings.REVIEW_LIST_ADDRESS
+        message["Subject"] = f"Re: {root.subject}" if root else "Re: exlib"
+        message["Message-ID"] = "<demo-list-reply.1@example.net>"
+        message["List-Id"] = f"Review list <{settings.REVIEW_LIST_ID}>"
+        if root:
+            message["In-Reply-To"] = message["References"] = root.message_id
+        message.set_content(
+            "The syntax says the NSS is case-insensitive; could the examples show one\n"
+            "in lower case? Otherwise this looks ready to me.\n\nAlice\n\n"
+            "On Monday, the URN registry wrote:\n"
+            "> Please review the template below and comment on the list.\n")
+        actions.inbound_mail_receive(raw=message.as_bytes(), source="demo")
+
     def _requests(self, people):
         rita, otto = people["registrant@example.org"], people["other@example.org"]
         erin = people["expert@example.org"]
@@ -132,6 +153,7 @@ class Command(BaseCommand):
         actions.request_transition(request=pending, transition="submit", actor=rita)
         actions.request_comment(request=pending, actor=otto, audience="public",
                                 body="Will the records include personal data of donors?")
+        self._list_reply(pending)
         rival = actions.request_create(actor=otto, kind="formal", proposed_nid="ExLib",
                                        values=self._values(otto))
         actions.request_transition(request=rival, transition="submit", actor=otto)

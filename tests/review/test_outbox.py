@@ -1,0 +1,238 @@
+"""The outbox: mail is a row written with the action, sent by the worker, retried,
+resent by staff; every message of a request threads under its first; and a
+broker outage costs no request a 500 and loses no mail."""
+
+import datetime as dt
+import email
+from email import policy
+
+import pytest
+from django.core import mail
+from django.urls import reverse
+from django.utils import timezone
+from lxml import html as lxml_html
+
+from registry.celery import app
+from registry.review import actions
+from registry.review.models import OutboundMessage, RequestEvent, State
+from registry.review.tasks import requeue_undelivered_mail_task
+from tests.factories import approve, make_request
+from tests.review.test_request_form import form_data
+
+
+@pytest.fixture(autouse=True)
+def _eager(settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+
+
+def wire(message) -> email.message.EmailMessage:
+    """The message as it went on the wire, parsed back."""
+    return email.message_from_bytes(message.message().as_bytes(), policy=policy.default)
+
+
+def test_every_message_of_a_request_threads_under_its_first(
+        registrant, other_registrant, expert, staff, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        request = make_request(registrant, nid="threaded")
+        actions.request_assign(request=request, expert=expert, actor=expert)
+        actions.request_comment(request=request, actor=other_registrant, audience="public",
+                                body="Why this NID?")
+        request = actions.request_transition(request=request, transition="request_changes",
+                                             actor=expert, comment="Explain the NSS.")
+        actions.request_comment(request=request, actor=registrant, audience="public",
+                                body="Because the archive is called that.")
+        request = actions.request_transition(request=request, transition="resubmit",
+                                             actor=registrant)
+        request = approve(request, expert, staff, register=True)
+    sent = [wire(m) for m in mail.outbox]
+    assert len(sent) == 9
+    first, rest = sent[0], sent[1:]
+    root_id = first["Message-ID"]
+    assert first["Subject"] == f"[URN #{request.pk}] Registration request for URN NID threaded"
+    assert first["In-Reply-To"] is None and first["References"] is None
+    for message in rest:
+        assert message["In-Reply-To"] == root_id
+        assert message["References"] == root_id
+        assert message["Subject"] == f"Re: {first['Subject']}"
+    ids = [m["Message-ID"] for m in sent]
+    assert len(set(ids)) == len(ids)
+    assert all(i.startswith(f"<urn-{request.pk}.") and i.endswith("@iana.example>") for i in ids)
+    assert all(m["Auto-Submitted"] == "auto-generated" for m in sent)
+    rows = OutboundMessage.objects.about(request)
+    assert [r.message_id for r in rows] == ids
+    assert {r.state for r in rows} == {OutboundMessage.Delivery.SENT}
+
+
+def test_a_second_request_starts_its_own_thread(registrant, expert,
+                                                django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        one = make_request(registrant, nid="threadone")
+        two = make_request(registrant, nid="threadtwo")
+    first, second = (wire(m) for m in mail.outbox)
+    assert first["Subject"].startswith(f"[URN #{one.pk}]")
+    assert second["Subject"].startswith(f"[URN #{two.pk}]")
+    assert second["In-Reply-To"] is None
+
+
+def test_list_posting_is_wrapped_and_quotes_the_template_verbatim(
+        registrant, expert, django_capture_on_commit_callbacks):
+    long_purpose = ("Names the records of a national archive " * 6).strip()
+    with django_capture_on_commit_callbacks(execute=True):
+        request = make_request(registrant, nid="wrapped", purpose=long_purpose)
+    body = mail.outbox[0].body
+    assert f"Purpose:\n   {long_purpose}\n" in body  # the template, not wrapped
+    template_start = body.index("Namespace Identifier:")
+    prose = body[:template_start].split("\n")
+    assert all(len(line) <= 72 for line in prose)
+    assert len(max(prose, key=len)) > 60  # wrapped, not cut short
+    assert body.rstrip().endswith(f"-- \nhttp://127.0.0.1:8000/requests/{request.pk}/")
+
+
+def test_a_failed_send_is_recorded_retried_and_given_up_for_staff(
+        registrant, expert, staff, settings, client, django_capture_on_commit_callbacks):
+    settings.EMAIL_BACKEND = "tests.review.failing_backend.EmailBackend"
+    settings.MAIL_MAX_ATTEMPTS = 3
+    with django_capture_on_commit_callbacks(execute=True):
+        request = make_request(registrant, nid="downsmtp")
+    row = OutboundMessage.objects.get(request=request)
+    assert row.state == "pending" and row.attempts == 1
+    assert row.last_error == "SMTPServerDisconnected: the test SMTP server is down"
+    assert row.next_attempt_at > timezone.now()
+    for _ in range(2):  # the worker's retries, when due
+        OutboundMessage.objects.filter(pk=row.pk).update(next_attempt_at=timezone.now())
+        actions.message_deliver(message_pk=row.pk)
+    row.refresh_from_db()
+    assert row.state == "failed" and row.attempts == 3
+    failed = RequestEvent.objects.get(request=request, transition="mail_failed")
+    assert "could not be sent after 3 attempts" in failed.comment
+    # Staff see it on the request page, and send it again once the server is back.
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    client.force_login(staff)
+    page = lxml_html.fromstring(client.get(request.get_absolute_url()).content)
+    (cell,) = page.xpath('//table[@id="mail-log"]//tr[contains(@class, "mail-failed")]')
+    assert "SMTPServerDisconnected" in cell.text_content()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("review:resend-mail", args=[request.pk, row.pk]))
+    assert response.status_code == 302
+    row.refresh_from_db()
+    assert row.state == "sent"
+    assert [m.extra_headers["Message-ID"] for m in mail.outbox] == [row.message_id]
+    assert RequestEvent.objects.filter(request=request, transition="resend_mail",
+                                       actor=staff).count() == 1
+
+
+def test_only_staff_resend_and_only_what_failed(registrant, expert, staff,
+                                               django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        request = make_request(registrant, nid="resendrule")
+    row = OutboundMessage.objects.get(request=request)
+    with pytest.raises(actions.TransitionRefused, match="was sent"):
+        actions.message_resend(message=row, actor=staff)
+    OutboundMessage.objects.filter(pk=row.pk).update(state="failed")
+    with pytest.raises(actions.TransitionRefused, match="Only IANA staff"):
+        actions.message_resend(message=row, actor=expert)
+    assert not RequestEvent.objects.filter(transition="resend_mail").exists()
+
+
+def test_mail_log_is_for_experts_and_staff_and_its_events_too(
+        client, registrant, other_registrant, expert, settings,
+        django_capture_on_commit_callbacks):
+    settings.EMAIL_BACKEND = "tests.review.failing_backend.EmailBackend"
+    settings.MAIL_MAX_ATTEMPTS = 1
+    with django_capture_on_commit_callbacks(execute=True):
+        request = make_request(registrant, nid="mailseen")
+    for user, sees in ((None, False), (other_registrant, False), (registrant, False),
+                       (expert, True)):
+        if user is None:
+            client.logout()
+        else:
+            client.force_login(user)
+        page = lxml_html.fromstring(client.get(request.get_absolute_url()).content)
+        assert bool(page.xpath('//table[@id="mail-log"]')) is sees
+        timeline = page.get_element_by_id("timeline").text_content()
+        assert ("Mail could not be sent" in timeline) is sees
+
+
+def test_a_broker_outage_answers_302_and_loses_no_mail(
+        client, registrant, expert, django_capture_on_commit_callbacks, caplog):
+    """Issue 11: with the broker unreachable, the submission commits and redirects;
+    the row waits, and once the broker is back the requeue sends it once."""
+    client.force_login(registrant)
+    draft = make_request(registrant, nid="brokerdown", submit=False)
+    with broker_down(), django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("review:edit", args=[draft.pk]),
+                               form_data(submit="1", proposed_nid="brokerdown",
+                                         edit_version=draft.edit_version))
+    assert response.status_code == 302
+    assert response["Location"] == draft.get_absolute_url()
+    draft.refresh_from_db()
+    assert draft.state == State.IN_REVIEW
+    row = OutboundMessage.objects.get(request=draft)
+    assert (row.state, row.attempts) == ("pending", 0)
+    assert mail.outbox == []
+    assert "Could not queue outbound message" in caplog.text
+    # The broker is back (eager again here); beat's requeue finds the overdue row.
+    OutboundMessage.objects.filter(pk=row.pk).update(
+        next_attempt_at=timezone.now() - dt.timedelta(minutes=5))
+    assert requeue_undelivered_mail_task() == 1
+    assert requeue_undelivered_mail_task() == 0
+    row.refresh_from_db()
+    assert row.state == "sent"
+    assert len(mail.outbox) == 1 and mail.outbox[0].extra_headers["Message-ID"] == row.message_id
+
+
+def test_every_action_that_mails_survives_the_broker_being_down(
+        registrant, other_registrant, expert, staff, django_capture_on_commit_callbacks):
+    with broker_down(), django_capture_on_commit_callbacks(execute=True):
+        request = make_request(registrant, nid="allsurvive")
+        actions.request_comment(request=request, actor=other_registrant, audience="public",
+                                body="A question.")
+        request = approve(request, expert, staff, register=True)
+    assert request.state == State.REGISTERED
+    assert OutboundMessage.objects.filter(request=request, state="pending").count() == 6
+    assert mail.outbox == []
+
+
+class broker_down:
+    """Point Celery at a port where no broker answers, with tasks really sent."""
+
+    def __enter__(self):
+        from tests.review.test_celery_worker import reset_pool
+
+        self.saved = {key: app.conf[key] for key in ("broker_url", "task_always_eager")}
+        app.conf.update(broker_url="redis://127.0.0.1:1/0", task_always_eager=False)
+        reset_pool()
+        return self
+
+    def __exit__(self, *exc):
+        from tests.review.test_celery_worker import reset_pool
+
+        app.conf.update(self.saved)
+        reset_pool()
+        return False
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_row_being_sent_is_not_sent_twice(registrant, expert, settings):
+    """Two workers on one row (a retry and the requeue): the second skips it."""
+    import threading
+
+    from django.db import connection, transaction
+
+    with broker_down():  # the row stays pending, its task unsent
+        request = make_request(registrant, nid="oncealone")
+    row = OutboundMessage.objects.get(request=request)
+    results = []
+    with transaction.atomic():
+        OutboundMessage.objects.select_for_update().get(pk=row.pk)  # a worker holds it
+
+        def second_worker():
+            results.append(actions.message_deliver(message_pk=row.pk).state)
+            connection.close()
+
+        thread = threading.Thread(target=second_worker)
+        thread.start()
+        thread.join()
+    assert results == ["busy"]
+    assert mail.outbox == []
