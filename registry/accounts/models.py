@@ -1,5 +1,8 @@
+from django.conf import settings
 from django.contrib.auth.models import AbstractUser, UserManager
 from django.db import models
+
+from registry.namespaces.models import AppendOnlyModel
 
 
 class RegistrantManager(UserManager):
@@ -32,6 +35,12 @@ class User(AbstractUser):
 
     objects = RegistrantManager()
 
+    class Meta:
+        permissions = [
+            ("recognize_standards_body", "Can recognize or unrecognize a standards body"),
+            ("grant_role", "Can grant or revoke the designated expert and IANA staff roles"),
+        ]
+
     def __str__(self) -> str:
         name = self.get_full_name()
         return f"{name} <{self.email}>" if name else self.email
@@ -39,3 +48,46 @@ class User(AbstractUser):
     @property
     def display_name(self) -> str:
         return self.get_full_name() or self.email
+
+
+class AccountEvent(AppendOnlyModel):
+    """Everything IANA staff (or a command) did to an account: who, to whom, what, why, when.
+
+    Append-only like the registry's other history (a PostgreSQL trigger refuses UPDATE
+    and DELETE); written by registry.accounts.actions in the same transaction as the
+    change it records."""
+
+    class Kind(models.TextChoices):
+        CREATED = "created", "Account created"
+        SIGNED_UP = "signed_up", "Signed up"
+        PROFILE_CHANGED = "profile_changed", "Profile changed"
+        RECOGNIZED = "recognized", "Recognized as a standards body"
+        UNRECOGNIZED = "unrecognized", "Recognition as a standards body withdrawn"
+        ROLE_GRANTED = "role_granted", "Role granted"
+        ROLE_REVOKED = "role_revoked", "Role revoked"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                             related_name="account_events")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                              on_delete=models.PROTECT, related_name="+",
+                              help_text="Empty: a command run on the server.")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    role = models.CharField(max_length=40, blank=True)
+    changes = models.JSONField(default=dict, blank=True,
+                               help_text="Field: [before, after], for profile changes.")
+    reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.user}: {self.get_kind_display()}"
+
+    @property
+    def description(self) -> str:
+        if self.role:
+            return f"{self.get_kind_display()}: {self.role}"
+        if self.changes:
+            return f"{self.get_kind_display()}: {', '.join(sorted(self.changes))}"
+        return self.get_kind_display()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from django.conf import settings
+from django.core.exceptions import FieldDoesNotExist
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Lower
@@ -140,6 +141,10 @@ class Namespace(EventGuardedState):
         related_name="namespaces",
         help_text="The account that may request new versions.",
     )
+    replaced_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="replaces",
+        help_text="For a deprecated namespace: the registered namespace to use instead.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -156,6 +161,7 @@ class Namespace(EventGuardedState):
             ),
         ]
         indexes = [models.Index(fields=["kind", "status"])]
+        permissions = [("set_namespace_status", "Can deprecate and reinstate namespaces")]
 
     guarded_field = "status"
     guard_message = "Change a namespace's status with namespace_set_status()."
@@ -229,6 +235,7 @@ class NamespaceEvent(AppendOnlyModel):
         REGISTERED = "registered", "Registered"
         VERSION_PUBLISHED = "version_published", "New version published"
         STATUS_CHANGED = "status_changed", "Status changed"
+        RECORD_CHANGED = "record_changed", "Registry record changed"
 
     namespace = models.ForeignKey(Namespace, on_delete=models.PROTECT, related_name="events")
     kind = models.CharField(max_length=20, choices=Kind.choices)
@@ -239,6 +246,10 @@ class NamespaceEvent(AppendOnlyModel):
     from_status = models.CharField(max_length=12, blank=True)
     to_status = models.CharField(max_length=12, blank=True)
     comment = models.TextField(blank=True)
+    changes = models.JSONField(
+        default=dict, blank=True,
+        help_text="Registry record fields this event changed: field: [before, after].",
+    )
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
@@ -246,6 +257,17 @@ class NamespaceEvent(AppendOnlyModel):
 
     def __str__(self) -> str:
         return f"{self.namespace.nid}: {self.get_kind_display()}"
+
+    @property
+    def changed_fields(self) -> list[str]:
+        """The verbose names of the record fields this event changed."""
+        names = []
+        for name in self.changes:
+            try:
+                names.append(str(Namespace._meta.get_field(name).verbose_name))
+            except FieldDoesNotExist:  # a field renamed since: show its old name
+                names.append(name)
+        return names
 
 
 class InformalNumberCounter(models.Model):
