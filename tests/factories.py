@@ -5,8 +5,8 @@ from __future__ import annotations
 import factory
 from allauth.account.models import EmailAddress
 
-from registry.accounts.models import User
 from registry.accounts.actions import role_grant, user_recognize
+from registry.accounts.models import User
 
 PASSWORD = "correct horse battery staple 8141"
 

@@ -114,7 +114,8 @@ class RegistryUserAdmin(UserAdmin):
 
     def save_model(self, request: HttpRequest, obj: User, form: PersonForm,
                    change: bool) -> None:
-        reason, actor, changed = form.cleaned_data.get("reason", ""), request.user, form.changed_data
+        reason, actor = form.cleaned_data.get("reason", ""), request.user
+        changed = form.changed_data
         profile = {name: form.cleaned_data[name] for name in actions.PROFILE_FIELDS
                    if name in changed}
         actions.user_update_profile(user=obj, changes=profile, reason=reason, actor=actor)
