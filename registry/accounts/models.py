@@ -1,3 +1,5 @@
+from __future__ import annotations
+
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser, UserManager
 from django.db import models
@@ -5,7 +7,25 @@ from django.db import models
 from registry.namespaces.models import AppendOnlyModel
 
 
-class RegistrantManager(UserManager):
+class PersonQuerySet(models.QuerySet):
+    """Reads of people, for the IANA staff pages."""
+
+    def search(self, text: str) -> PersonQuerySet:
+        text = text.strip()
+        if not text:
+            return self
+        return self.filter(models.Q(email__icontains=text) | models.Q(first_name__icontains=text)
+                           | models.Q(last_name__icontains=text)
+                           | models.Q(organisation__icontains=text))
+
+    def recognized(self) -> PersonQuerySet:
+        return self.filter(recognized_standards_body=True)
+
+    def in_role(self, role: str) -> PersonQuerySet:
+        return self.filter(groups__name=role)
+
+
+class RegistrantManager(UserManager.from_queryset(PersonQuerySet)):  # type: ignore[misc]
     """Users are identified by email; ``username`` is kept for the admin only."""
 
     def create_user(self, email, password=None, **extra):
@@ -48,6 +68,12 @@ class User(AbstractUser):
     @property
     def display_name(self) -> str:
         return self.get_full_name() or self.email
+
+    @property
+    def salutation(self) -> str:
+        """How mail greets this person: by name, never by address."""
+        name = self.get_full_name()
+        return f"Dear {name}," if name else "Hello,"
 
 
 class AccountEvent(AppendOnlyModel):

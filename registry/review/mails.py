@@ -81,16 +81,21 @@ def comment_message(comment: Comment) -> EmailMessage | None:
     if comment.audience == Comment.Audience.EXPERTS:
         return None
     if comment.author_id == request.registrant_id:
-        to = [request.assigned_expert.email] if request.assigned_expert else _emails_in(EXPERT)
+        recipient = request.assigned_expert
+        to = [recipient.email] if recipient else _emails_in(EXPERT)
     else:
-        to = [request.registrant.email]
+        recipient = request.registrant
+        to = [recipient.email]
+    context["recipient"] = recipient
     return _message(f"Comment on URN namespace request #{request.pk} ({request.display_nid})",
                     "comment.txt", context, to=to)
 
 
 def reminder_message(request: RegistrationRequest) -> EmailMessage | None:
-    to = [request.assigned_expert.email] if request.assigned_expert else _emails_in(EXPERT)
+    recipient = request.assigned_expert
+    to = [recipient.email] if recipient else _emails_in(EXPERT)
     return _message(
         f"[urn experts] Request #{request.pk} ({request.display_nid}) is waiting",
-        "reminder.txt", {"request": request, "url": _url(request)}, to=to,
+        "reminder.txt", {"request": request, "url": _url(request), "recipient": recipient},
+        to=to,
     )
