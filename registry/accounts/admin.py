@@ -132,10 +132,6 @@ class RegistryUserAdmin(UserAdmin):
                 actions.role_revoke(user=obj, role=role, reason=reason, actor=actor)
         obj.refresh_from_db()
 
-    def save_related(self, request: HttpRequest, form: Any, formsets: Any,
-                     change: bool) -> None:
-        """Roles were saved by the actions; there is nothing else related to save."""
-
     def _recognition(self, request: HttpRequest, queryset: QuerySet, recognized: bool,
                      title: str) -> HttpResponse | None:
         form = ReasonForm(request.POST if "apply" in request.POST else None)

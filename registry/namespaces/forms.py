@@ -30,8 +30,8 @@ class AccountField(forms.CharField):
             return user.email if user else ""
         return getattr(value, "email", value)
 
-    def to_python(self, value: Any) -> Any:
-        text = super().to_python(value).strip()
+    def clean(self, value: Any) -> Any:
+        text = super().clean(value).strip()
         if not text:
             return None
         user = get_user_model().objects.filter(email__iexact=text).first()
@@ -53,12 +53,15 @@ class ReferencesField(forms.CharField):
     def prepare_value(self, value: Any) -> Any:
         return "\n".join(value) if isinstance(value, list) else value
 
-    def to_python(self, value: Any) -> list[str]:
-        text = super().to_python(value)
+    @staticmethod
+    def lines(text: str) -> list[str]:
         return [line.strip() for line in text.splitlines() if line.strip()]
 
+    def clean(self, value: Any) -> list[str]:
+        return self.lines(super().clean(value))
+
     def has_changed(self, initial: Any, data: Any) -> bool:
-        return list(initial or []) != self.to_python(data)
+        return list(initial or []) != self.lines(data or "")
 
 
 class RecordForm(forms.ModelForm):

@@ -3,7 +3,6 @@
 import re
 
 import lxml.html
-
 import pytest
 from django.core.cache import cache
 
