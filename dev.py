@@ -6,10 +6,10 @@
 
 ``start`` runs on the embedded default (SQLite, Celery eager, console mail)
 unless DATABASE_URL etc. are set; ADDRESS is ``host:port`` or a port (default
-127.0.0.1:8000), and links in mail use it unless SITE_URL is set. ``test`` uses PostgreSQL on 127.0.0.1:5432
-and Redis on 127.0.0.1:6379 when they answer (and insists on them when CI=true);
-elsewhere it runs on SQLite and the PostgreSQL-only tests are skipped with a
-printed reason. Extra arguments after ``test`` go to pytest.
+127.0.0.1:8000), and links in mail use it unless SITE_URL is set. ``test`` uses
+PostgreSQL on 127.0.0.1:5432 and Redis on 127.0.0.1:6379 when they answer (and
+insists on them when CI=true); elsewhere it runs on SQLite and the PostgreSQL-only
+tests are skipped with a printed reason. Extra arguments after ``test`` go to pytest.
 """
 
 from __future__ import annotations
