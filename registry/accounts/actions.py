@@ -114,10 +114,10 @@ def _set_recognition(user: User, recognized: bool, reason: str, actor: User | No
     if user.recognized_standards_body == recognized:
         raise AccountRefused(f"{user.display_name} is "
                              f"{'already' if recognized else 'not'} a recognized standards body.")
-    user.recognized_standards_body = recognized
-    user.save(update_fields=["recognized_standards_body"])
     kind = AccountEvent.Kind.RECOGNIZED if recognized else AccountEvent.Kind.UNRECOGNIZED
     _record(user, actor, kind, reason)
+    user.recognized_standards_body = recognized
+    user.save_with_event(update_fields=["recognized_standards_body"])
     return user
 
 

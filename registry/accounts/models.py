@@ -1,14 +1,21 @@
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser, UserManager
 from django.db import models
 
-from registry.namespaces.models import AppendOnlyModel
+from registry.history import AppendOnlyModel, EventGuardedQuerySet, EventGuardedState
 
 
-class PersonQuerySet(models.QuerySet):
+class PersonQuerySet(EventGuardedQuerySet):
     """Reads of people, for the IANA staff pages."""
+
+    def _refuse_guarded(self, fields: Iterable[str]) -> None:
+        # Migrations use this manager on a historical User, which has no guard to keep.
+        if hasattr(self.model, "guarded_field"):
+            super()._refuse_guarded(fields)
 
     def search(self, text: str) -> PersonQuerySet:
         text = text.strip()
@@ -37,7 +44,7 @@ class RegistrantManager(UserManager.from_queryset(PersonQuerySet)):  # type: ign
         return super().create_superuser(extra.pop("username"), email, password, **extra)
 
 
-class User(AbstractUser):
+class User(EventGuardedState, AbstractUser):
     email = models.EmailField("email address", unique=True)
     organisation = models.CharField(max_length=200, blank=True)
     recognized_standards_body = models.BooleanField(
@@ -49,6 +56,11 @@ class User(AbstractUser):
             "use the fast track of RFC 8141 section 6.3."
         ),
     )
+
+    # Recognition decides who may take the fast track: it changes only through
+    # user_recognize() / user_unrecognize(), which write the AccountEvent.
+    guarded_field = "recognized_standards_body"
+    guard_message = "Recognize a standards body with registry.accounts.actions.user_recognize()."
 
     USERNAME_FIELD = "email"
     REQUIRED_FIELDS = ["username"]

@@ -12,51 +12,9 @@ from django.db.models import Q
 from django.db.models.functions import Lower
 from django.urls import reverse
 
+from registry.history import AppendOnlyModel, EventGuardedState
 from registry.namespaces.querysets import NamespaceQuerySet
 from registry.namespaces.template import TemplateFields
-from registry.urns import nid_key
-
-
-class AppendOnlyError(Exception):
-    """Raised on any attempt to change or remove a row of the registry's history."""
-
-
-class AppendOnlyQuerySet(models.QuerySet):
-    """Rows are inserted, then never updated or deleted through the ORM."""
-
-    def update(self, **kwargs):
-        raise AppendOnlyError(f"{self.model.__name__} rows are immutable history.")
-
-    def delete(self):
-        raise AppendOnlyError(f"{self.model.__name__} rows are immutable history.")
-
-    def bulk_update(self, objs, fields, batch_size=None):
-        raise AppendOnlyError(f"{self.model.__name__} rows are immutable history.")
-
-    def update_or_create(self, *args, **kwargs):
-        raise AppendOnlyError(f"{self.model.__name__} rows are immutable history.")
-
-
-class AppendOnlyModel(models.Model):
-    """History rows: ``save()`` inserts once, and there is no way back.
-
-    On PostgreSQL a trigger refuses UPDATE and DELETE as well (migration 0002),
-    so raw SQL cannot rewrite history either."""
-
-    objects = AppendOnlyQuerySet.as_manager()
-
-    class Meta:
-        abstract = True
-
-    def save(self, *args, **kwargs):
-        if not self._state.adding:
-            raise AppendOnlyError(f"{type(self).__name__} {self.pk} is immutable history.")
-        kwargs["force_insert"] = True
-        super().save(*args, **kwargs)
-
-    def delete(self, *args, **kwargs):
-        raise AppendOnlyError(f"{type(self).__name__} {self.pk} is immutable history.")
-
 
 _RFC = re.compile(r"RFC\s?(\d+)", re.IGNORECASE)
 _ERRATA = re.compile(r"RFC Errata (\d+)", re.IGNORECASE)
@@ -72,34 +30,6 @@ def reference_link(label: str) -> tuple[str, str]:
     if m := _NAMED_URL.fullmatch(label):
         return m.group(1) or m.group(2), m.group(2)
     return label, ""
-
-
-class EventGuardedState(models.Model):
-    """Integrity guard, not business logic (datatracker's save_with_history): the
-    field named by ``guarded_field`` changes only through ``save_with_event()``,
-    which the actions call after writing the event row. A plain ``save()`` that
-    changes it raises, so a state change without its event is impossible."""
-
-    guarded_field = "state"
-    guard_message = "Change this state through its action, which records the event."
-
-    class Meta:
-        abstract = True
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._saved_guarded = getattr(self, self.guarded_field)
-
-    def save(self, *args, **kwargs):
-        if not self._state.adding and getattr(self, self.guarded_field) != self._saved_guarded:
-            raise AppendOnlyError(self.guard_message)
-        super().save(*args, **kwargs)
-        self._saved_guarded = getattr(self, self.guarded_field)
-
-    def save_with_event(self, **kwargs):
-        """Save a change of the guarded field whose event the caller has just written."""
-        self._saved_guarded = getattr(self, self.guarded_field)
-        self.save(**kwargs)
 
 
 class Namespace(EventGuardedState):
@@ -171,10 +101,6 @@ class Namespace(EventGuardedState):
 
     def get_absolute_url(self) -> str:
         return reverse("namespaces:detail", args=[self.nid])
-
-    @property
-    def key(self) -> str:
-        return nid_key(self.nid)
 
     @property
     def reference_links(self) -> list[tuple[str, str]]:

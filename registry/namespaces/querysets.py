@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import difflib
 
-from django.db import connection, models
+from django.db import connection
 from django.db.models import Case, Count, F, IntegerField, OuterRef, Q, Subquery, Value, When
 from django.db.models.functions import Coalesce, Lower
 
+from registry.history import EventGuardedQuerySet
 from registry.urns import URNSyntaxError, nid_key, parse
 
 
@@ -24,31 +25,9 @@ def search_document():
     )
 
 
-class EventGuardedQuerySet(models.QuerySet):
-    """Bulk updates may not change a model's event-guarded field (see
-    EventGuardedState): such a change would have no event row."""
-
-    def update(self, **kwargs):
-        self._refuse_guarded(kwargs)
-        return super().update(**kwargs)
-
-    def bulk_update(self, objs, fields, batch_size=None):
-        self._refuse_guarded(fields)
-        return super().bulk_update(objs, fields, batch_size=batch_size)
-
-    def _refuse_guarded(self, fields) -> None:
-        from registry.namespaces.models import AppendOnlyError
-
-        if self.model.guarded_field in fields:
-            raise AppendOnlyError(self.model.guard_message)
-
-
 class NamespaceQuerySet(EventGuardedQuerySet):
     def active(self):
         return self.filter(status="active")
-
-    def deprecated(self):
-        return self.filter(status="deprecated")
 
     def formal(self):
         return self.filter(kind="formal")
@@ -61,9 +40,6 @@ class NamespaceQuerySet(EventGuardedQuerySet):
         if not plausible_text(nid, 64):
             return self.none()
         return self.filter(nid__lower=nid_key(nid))
-
-    def nid_keys(self) -> set[str]:
-        return {nid_key(n) for n in self.values_list("nid", flat=True)}
 
     def with_version_count(self):
         """Annotate ``version_count`` as a subquery, which count() can leave out."""

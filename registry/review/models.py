@@ -11,8 +11,8 @@ from django.db.models.functions import Lower
 from django.urls import reverse
 from django.utils import timezone
 
-from registry.namespaces.models import AppendOnlyModel, EventGuardedState, Namespace
-from registry.namespaces.querysets import EventGuardedQuerySet
+from registry.history import AppendOnlyModel, EventGuardedQuerySet, EventGuardedState
+from registry.namespaces.models import Namespace
 from registry.namespaces.template import TemplateFields, missing_fields, template_values
 
 

@@ -6,7 +6,7 @@ from django.db import connection, transaction
 from registry.accounts import actions
 from registry.accounts.models import AccountEvent, User
 from registry.accounts.roles import EXPERT, STAFF, is_iana_staff
-from registry.namespaces.models import AppendOnlyError
+from registry.history import AppendOnlyError, UnrecordedChange
 from tests.factories import make_user
 
 
@@ -101,3 +101,12 @@ def test_account_events_refuse_raw_sql_rewrites(body, staff):
     with pytest.raises(Exception, match="immutable history"), transaction.atomic(), \
             connection.cursor() as cursor:
         cursor.execute("UPDATE accounts_accountevent SET reason = 'x'")
+
+
+def test_recognition_never_changes_without_its_event(body):
+    body.recognized_standards_body = True
+    with pytest.raises(UnrecordedChange):
+        body.save()
+    with pytest.raises(UnrecordedChange):
+        User.objects.filter(pk=body.pk).update(recognized_standards_body=True)
+    assert not User.objects.get(pk=body.pk).recognized_standards_body

@@ -4,7 +4,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-from registry.namespaces import append_only_sql
+from registry import history
 
 TABLES = ["accounts_accountevent"]
 
@@ -36,5 +36,5 @@ class Migration(migrations.Migration):
                 'ordering': ['-created_at', '-id'],
             },
         ),
-        migrations.RunPython(append_only_sql.forwards(TABLES), append_only_sql.backwards(TABLES)),
+        migrations.RunPython(history.forwards(TABLES), history.backwards(TABLES)),
     ]

@@ -1,7 +1,7 @@
 from django.contrib.postgres.operations import TrigramExtension
 from django.db import migrations
 
-from registry.namespaces import append_only_sql
+from registry import history
 
 TABLES = ["namespaces_templateversion", "namespaces_namespaceevent"]
 
@@ -18,5 +18,5 @@ class Migration(migrations.Migration):
     operations = [
         TrigramExtension(),
         migrations.RunPython(create_counter, migrations.RunPython.noop),
-        migrations.RunPython(append_only_sql.forwards(TABLES), append_only_sql.backwards(TABLES)),
+        migrations.RunPython(history.forwards(TABLES), history.backwards(TABLES)),
     ]

@@ -1,6 +1,6 @@
 from django.db import migrations
 
-from registry.namespaces import append_only_sql
+from registry import history
 
 TABLES = ["review_round", "review_requestevent", "review_comment"]
 
@@ -9,5 +9,5 @@ class Migration(migrations.Migration):
     dependencies = [("review", "0001_initial"), ("namespaces", "0003_counter_trigrams_append_only")]
 
     operations = [
-        migrations.RunPython(append_only_sql.forwards(TABLES), append_only_sql.backwards(TABLES)),
+        migrations.RunPython(history.forwards(TABLES), history.backwards(TABLES)),
     ]

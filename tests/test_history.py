@@ -1,17 +1,14 @@
-"""Published versions and the event log cannot be changed or removed."""
+"""registry.history: published versions and event logs cannot be changed or removed, and
+an event-guarded state cannot change without its event."""
 
 import datetime as dt
 
 import pytest
 from django.db import DatabaseError, connection, transaction
 
+from registry.history import AppendOnlyError, UnrecordedChange
 from registry.namespaces.actions import namespace_register, namespace_set_status
-from registry.namespaces.models import (
-    AppendOnlyError,
-    Namespace,
-    NamespaceEvent,
-    TemplateVersion,
-)
+from registry.namespaces.models import Namespace, NamespaceEvent, TemplateVersion
 from tests.factories import complete_values
 
 
@@ -64,11 +61,36 @@ def test_events_are_append_only(version):
 def test_a_status_change_without_its_event_is_refused(version):
     namespace = version.namespace
     namespace.status = Namespace.Status.DEPRECATED
-    with pytest.raises(AppendOnlyError):
+    with pytest.raises(UnrecordedChange):
         namespace.save()
-    with pytest.raises(AppendOnlyError):
+    with pytest.raises(UnrecordedChange):
         Namespace.objects.filter(pk=namespace.pk).update(status="deprecated")
     assert Namespace.objects.get(pk=namespace.pk).status == "active"
+
+
+def test_loading_without_the_guarded_field_reads_no_more_rows(version, registry,
+                                                              django_assert_num_queries):
+    with django_assert_num_queries(1):
+        nids = [namespace.nid for namespace in Namespace.objects.only("nid")]
+    assert len(nids) > 80
+
+
+def test_a_guarded_field_set_on_a_row_loaded_without_it_is_still_refused(version):
+    namespace = Namespace.objects.only("nid").get(pk=version.namespace_id)
+    namespace.status = Namespace.Status.DEPRECATED
+    with pytest.raises(UnrecordedChange):
+        namespace.save()
+    assert Namespace.objects.get(pk=namespace.pk).status == "active"
+
+
+def test_other_fields_save_freely_and_a_refreshed_row_knows_its_stored_state(version, staff):
+    stale = Namespace.objects.get(pk=version.namespace_id)
+    namespace_set_status(namespace=stale, status="deprecated", comment="Use urn:newer.",
+                         actor=staff)
+    stale.refresh_from_db()
+    stale.registry_note = "noted"
+    stale.save()
+    assert Namespace.objects.get(pk=stale.pk).registry_note == "noted"
 
 
 def test_a_status_change_through_the_action_writes_its_event(version, staff):
