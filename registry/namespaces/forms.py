@@ -72,7 +72,7 @@ class RecordForm(forms.ModelForm):
                                     "none.")
     references = ReferencesField(required=False, max_length=5000,
                                  help_text="One per line: RFC5279, RFC Errata 3188, or "
-                                           "Name <https://…>.")
+                                           "Name &lt;https://…&gt;.")
     template_url = forms.URLField(required=False, max_length=200, assume_scheme="https",
                                   label="Template URL",
                                   help_text="Where IANA publishes the template, when its "
