@@ -40,7 +40,8 @@ def _reason(reason: str) -> str:
 
 
 def _locked(user: User) -> User:
-    return User.objects.select_for_update().get(pk=user.pk)
+    locked: User = User.objects.select_for_update().get(pk=user.pk)
+    return locked
 
 
 def _record(user: User, actor: User | None, kind: str, reason: str, **extra: Any) -> AccountEvent:

@@ -5,7 +5,7 @@ history stays), and passwords are reset by their owners."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.contrib import admin, messages
@@ -50,7 +50,7 @@ class PersonForm(forms.ModelForm):
                                          .values_list("name", flat=True))
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        data: dict[str, Any] = super().clean() or {}
         if self.changed_data and not (data.get("reason") or "").strip():
             self.add_error("reason", "Say why; the reason is kept in the account's history.")
         return data
@@ -100,8 +100,9 @@ class RegistryUserAdmin(UserAdmin):
             readonly += ("recognized_standards_body",)
         return readonly
 
-    def get_form(self, request: HttpRequest, obj: Any = None, **kwargs: Any) -> Any:
-        form = super().get_form(request, obj, **kwargs)
+    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False,
+                 **kwargs: Any) -> Any:
+        form = super().get_form(request, obj, change=change, **kwargs)
         may_grant = request.user.has_perm("accounts.grant_role")
 
         class Form(form):  # type: ignore[misc, valid-type]
@@ -114,7 +115,7 @@ class RegistryUserAdmin(UserAdmin):
 
     def save_model(self, request: HttpRequest, obj: User, form: PersonForm,
                    change: bool) -> None:
-        reason, actor = form.cleaned_data.get("reason", ""), request.user
+        reason, actor = form.cleaned_data.get("reason", ""), cast(User, request.user)
         changed = form.changed_data
         profile = {name: form.cleaned_data[name] for name in actions.PROFILE_FIELDS
                    if name in changed}
@@ -140,7 +141,8 @@ class RegistryUserAdmin(UserAdmin):
             done = 0
             for user in queryset:
                 try:
-                    change(user=user, reason=form.cleaned_data["reason"], actor=request.user)
+                    change(user=user, reason=form.cleaned_data["reason"],
+                           actor=cast(User, request.user))
                     done += 1
                 except actions.AccountRefused as exc:
                     self.message_user(request, f"{user.email}: {exc}", messages.ERROR)

@@ -54,7 +54,7 @@ class ProfileForm(forms.ModelForm):
         labels = {"is_active": "Account active (can log in)"}
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        data: dict[str, Any] = super().clean() or {}
         if self.changed_data and not (data.get("reason") or "").strip():
             self.add_error("reason", "Say why; the reason is kept in the account's history.")
         return data

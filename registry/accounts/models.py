@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser, UserManager
@@ -35,11 +36,12 @@ class PersonQuerySet(EventGuardedQuerySet):
 class RegistrantManager(UserManager.from_queryset(PersonQuerySet)):  # type: ignore[misc]
     """Users are identified by email; ``username`` is kept for the admin only."""
 
-    def create_user(self, email, password=None, **extra):
+    def create_user(self, email: str, password: str | None = None, **extra: Any) -> User:
         extra.setdefault("username", email)
         return super().create_user(extra.pop("username"), email, password, **extra)
 
-    def create_superuser(self, email, password=None, **extra):
+    def create_superuser(self, email: str, password: str | None = None,
+                         **extra: Any) -> User:
         extra.setdefault("username", email)
         return super().create_superuser(extra.pop("username"), email, password, **extra)
 
@@ -65,7 +67,7 @@ class User(EventGuardedState, AbstractUser):
     USERNAME_FIELD = "email"
     REQUIRED_FIELDS = ["username"]
 
-    objects = RegistrantManager()
+    objects = RegistrantManager()  # type: ignore[misc]
 
     class Meta:
         permissions = [

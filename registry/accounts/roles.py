@@ -33,11 +33,11 @@ GROUP_PERMISSIONS: dict[str, tuple[str, ...]] = {
 }
 
 
-def sync_role_groups(**_: Any) -> None:
+def sync_role_groups(**signal_kwargs: Any) -> None:
     """Create the role groups and give each exactly its permissions (run after every
     migrate, so a new database and a flushed test database are both ready)."""
     for name, wanted in GROUP_PERMISSIONS.items():
-        group, _ = Group.objects.get_or_create(name=name)
+        group = Group.objects.get_or_create(name=name)[0]
         permissions = []
         for dotted in wanted:
             app_label, codename = dotted.split(".")

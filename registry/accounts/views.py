@@ -5,7 +5,7 @@ the error at its field."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -68,19 +68,19 @@ def _forms(request: HttpRequest, person: User, which: str | None) -> dict[str, A
 def _save(request: HttpRequest, person: User, which: str, forms: dict[str, Any]) -> str | None:
     """Apply the posted form through its action; the success message, or None when the
     form (now carrying its errors) must be shown again."""
-    actor = request.user
+    actor = cast(User, request.user)  # login_required
     if which == "recognition" and forms["recognition"].is_valid():
         reason = forms["recognition"].cleaned_data["reason"]
-        change = (actions.user_unrecognize if person.recognized_standards_body
-                  else actions.user_recognize)
-        person = change(user=person, reason=reason, actor=actor)
+        recognition = (actions.user_unrecognize if person.recognized_standards_body
+                       else actions.user_recognize)
+        person = recognition(user=person, reason=reason, actor=actor)
         return (f"{person.display_name} is now a recognized standards body: they may use the "
                 "fast track." if person.recognized_standards_body
                 else f"{person.display_name} is no longer a recognized standards body.")
     for role, held, form in forms["roles"]:
         if which == f"role:{role}" and form.is_valid():
-            change = actions.role_revoke if held else actions.role_grant
-            change(user=person, role=role, reason=form.cleaned_data["reason"], actor=actor)
+            role_change = actions.role_revoke if held else actions.role_grant
+            role_change(user=person, role=role, reason=form.cleaned_data["reason"], actor=actor)
             return (f"{person.display_name} is no longer {role}." if held
                     else f"{person.display_name} is now {role}.")
     profile = forms["profile"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from typing import TYPE_CHECKING
 
 from django.db import IntegrityError, transaction
 
@@ -20,6 +21,9 @@ from registry.namespaces.models import (
 )
 from registry.namespaces.template import TEXT_FIELDS
 from registry.urns import check_formal_nid, informal_nid
+
+if TYPE_CHECKING:
+    from registry.accounts.models import User
 
 ACTIVE = Namespace.Status.ACTIVE
 DEPRECATED = Namespace.Status.DEPRECATED
@@ -160,8 +164,8 @@ def version_publish(
 
 
 @transaction.atomic
-def namespace_set_status(*, namespace: Namespace, status: str, comment: str, actor,
-                         replaced_by: str = "") -> Namespace:
+def namespace_set_status(*, namespace: Namespace, status: str, comment: str,
+                         actor: User | None, replaced_by: str = "") -> Namespace:
     """Deprecate (with why, and optionally the registered NID that replaces it) or
     reinstate a namespace."""
     namespace = Namespace.objects.select_for_update().get(pk=namespace.pk)
@@ -199,7 +203,7 @@ class RecordInvalid(RegistryError):
 
 def replacement_namespace(namespace: Namespace, nid: str) -> Namespace:
     """The registered namespace ``nid`` names, fit to replace ``namespace``."""
-    replacement = Namespace.objects.by_nid(nid.strip()).first()
+    replacement: Namespace | None = Namespace.objects.by_nid(nid.strip()).first()
     if replacement is None:
         raise RecordInvalid("replaced_by", f'"{nid.strip()}" is not a registered NID.')
     if replacement.pk == namespace.pk:
@@ -246,7 +250,7 @@ def check_record(changes: dict[str, object]) -> None:
 
 @transaction.atomic
 def namespace_update_record(*, namespace: Namespace, changes: dict[str, object], reason: str,
-                            actor) -> Namespace:
+                            actor: User | None) -> Namespace:
     """Change the registry row that IANA staff keep: holder, references, registry
     note, registration date, template URL and date. Writes one NamespaceEvent with
     each field's before and after, and the reason. Unchanged values are ignored; if

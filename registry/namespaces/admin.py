@@ -3,12 +3,15 @@ same actions the web pages use."""
 
 from __future__ import annotations
 
+from typing import cast
+
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
+from registry.accounts.models import User
 from registry.namespaces.actions import (
     ACTIVE,
     DEPRECATED,
@@ -86,7 +89,8 @@ class NamespaceAdmin(admin.ModelAdmin):
     def save_model(self, request: HttpRequest, obj: Namespace, form: RecordForm,
                    change: bool) -> None:
         namespace_update_record(namespace=obj, changes=form.changes(),
-                                reason=form.cleaned_data.get("reason", ""), actor=request.user)
+                                reason=form.cleaned_data.get("reason", ""),
+                                actor=cast(User, request.user))
         obj.refresh_from_db()
 
     def _set_status(self, request: HttpRequest, queryset: QuerySet, status: str,
@@ -100,7 +104,7 @@ class NamespaceAdmin(admin.ModelAdmin):
                     namespace_set_status(namespace=namespace, status=status,
                                          comment=form.cleaned_data["comment"],
                                          replaced_by=form.cleaned_data.get("replaced_by", ""),
-                                         actor=request.user)
+                                         actor=cast(User, request.user))
                     done += 1
                 except RegistryError as exc:
                     self.message_user(request, f"{namespace.nid}: {exc}", messages.ERROR)

@@ -95,7 +95,7 @@ class RecordForm(forms.ModelForm):
                 if name in RECORD_FIELDS and name in self.cleaned_data}
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        data: dict[str, Any] = super().clean() or {}
         changes = self.changes()
         try:
             check_record(changes)

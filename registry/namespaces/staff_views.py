@@ -5,12 +5,15 @@ reason; a refused form comes back with everything typed and the error at its fie
 
 from __future__ import annotations
 
+from typing import cast
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
+from registry.accounts.models import User
 from registry.accounts.roles import can_use_staff_pages
 from registry.namespaces.actions import (
     ACTIVE,
@@ -47,19 +50,19 @@ def find_namespace(request: HttpRequest) -> HttpResponse:
 def namespace_record(request: HttpRequest, nid: str) -> HttpResponse:
     _require_staff(request)
     namespace = namespace_or_404(nid)
+    actor = cast(User, request.user)  # login_required
     which = request.POST.get("form") if request.method == "POST" else None
     record = RecordForm(request.POST if which == "record" else None, instance=namespace,
                         prefix="record")
-    status_form_class = DeprecateForm if namespace.status == ACTIVE else ReinstateForm
-    status = status_form_class(request.POST if which == "status" else None,
-                               **({"namespace": namespace}
-                                  if status_form_class is DeprecateForm else {}),
-                               prefix="status")
+    status_data = request.POST if which == "status" else None
+    status: DeprecateForm | ReinstateForm = (
+        DeprecateForm(status_data, namespace=namespace, prefix="status")
+        if namespace.status == ACTIVE else ReinstateForm(status_data, prefix="status"))
     if which == "record" and record.is_valid():
         changes = record.changes()
         try:
             namespace_update_record(namespace=namespace, changes=changes,
-                                    reason=record.cleaned_data["reason"], actor=request.user)
+                                    reason=record.cleaned_data["reason"], actor=actor)
         except RecordInvalid as exc:
             record.add_error(exc.field if exc.field in record.fields else None, str(exc))
         except RegistryError as exc:
@@ -74,7 +77,7 @@ def namespace_record(request: HttpRequest, nid: str) -> HttpResponse:
             namespace_set_status(namespace=namespace, status=target,
                                  comment=status.cleaned_data["comment"],
                                  replaced_by=status.cleaned_data.get("replaced_by", ""),
-                                 actor=request.user)
+                                 actor=actor)
         except RecordInvalid as exc:
             status.add_error(exc.field if exc.field in status.fields else None, str(exc))
         except RegistryError as exc:
