@@ -292,6 +292,14 @@ def namespace_import(*, row: dict, kind: str, actor=None) -> tuple[Namespace, bo
     existing = Namespace.objects.select_for_update().by_nid(nid).first()
     if existing is not None:
         changed = [k for k, v in fields.items() if getattr(existing, k) != v]
+        if changed:
+            # A refresh from IANA's registry is a change of the record like any other.
+            NamespaceEvent.objects.create(
+                namespace=existing, kind=NamespaceEvent.Kind.RECORD_CHANGED, actor=actor,
+                from_status=existing.status, to_status=existing.status,
+                comment="Refreshed from IANA's registry.",
+                changes={k: [_show(getattr(existing, k)), _show(fields[k])] for k in changed},
+            )
         for key in changed:
             setattr(existing, key, fields[key])
         if changed:

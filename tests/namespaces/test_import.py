@@ -83,3 +83,17 @@ def test_the_shipped_fixture_is_the_import_result(db):
     call_command("import_registry", str(SOURCE), verbosity=0)
     assert snapshot() == from_fixture
     assert InformalNumberCounter.objects.get().last_assigned == counter == 7
+
+
+def test_a_re_import_that_changes_a_row_records_what_changed(db):
+    from registry.namespaces.actions import namespace_import
+    from registry.namespaces.models import NamespaceEvent
+
+    row = {"name": "reimportns", "refs": ["RFC8141"], "date": "2020-01-02", "notes": []}
+    namespace_import(row=row, kind="formal")
+    namespace_import(row=row, kind="formal")  # unchanged: nothing recorded
+    assert not NamespaceEvent.objects.filter(kind="record_changed").exists()
+    namespace_import(row={**row, "refs": ["RFC8141", "RFC Errata 3188"]}, kind="formal")
+    event = NamespaceEvent.objects.get(kind="record_changed")
+    assert event.changes == {"references": [["RFC8141"], ["RFC8141", "RFC Errata 3188"]]}
+    assert event.comment == "Refreshed from IANA's registry."
