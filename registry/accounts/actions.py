@@ -39,6 +39,14 @@ def _reason(reason: str) -> str:
     return reason
 
 
+def address_verified(user: User) -> bool:
+    """Whether the account's owner has confirmed its address (allauth)."""
+    from allauth.account.models import EmailAddress
+
+    return EmailAddress.objects.filter(user=user, email__iexact=user.email,
+                                       verified=True).exists()
+
+
 def _locked(user: User) -> User:
     locked: User = User.objects.select_for_update().get(pk=user.pk)
     return locked
@@ -115,6 +123,9 @@ def _set_recognition(user: User, recognized: bool, reason: str, actor: User | No
     if user.recognized_standards_body == recognized:
         raise AccountRefused(f"{user.display_name} is "
                              f"{'already' if recognized else 'not'} a recognized standards body.")
+    if recognized and not address_verified(user):
+        raise AccountRefused(f"{user.email} is not verified yet: recognize the account once its "
+                             "owner has confirmed the address, so the fast track goes to them.")
     kind = AccountEvent.Kind.RECOGNIZED if recognized else AccountEvent.Kind.UNRECOGNIZED
     _record(user, actor, kind, reason)
     user.recognized_standards_body = recognized

@@ -125,6 +125,7 @@ def person(request: HttpRequest, pk: int) -> HttpResponse:
                 return redirect("people:person", person.pk)
     return render(request, "accounts/person.html", {
         "person": person, "role": role_label(person), **forms,
+        "verified": actions.address_verified(person),
         "held": person.namespaces.order_by("nid"),
         "requests": RegistrationRequest.objects.of(person).select_related("revises")
         .order_by("-updated_at")[:50],

@@ -110,3 +110,14 @@ def test_recognition_never_changes_without_its_event(body):
     with pytest.raises(UnrecordedChange):
         User.objects.filter(pk=body.pk).update(recognized_standards_body=True)
     assert not User.objects.get(pk=body.pk).recognized_standards_body
+
+
+def test_an_unverified_address_is_not_recognized(staff):
+    from allauth.account.models import EmailAddress
+
+    newcomer = User.objects.create_user(email="new@body.example", password="x" * 12)
+    EmailAddress.objects.create(user=newcomer, email=newcomer.email, verified=False,
+                                primary=True)
+    with pytest.raises(actions.AccountRefused, match="not verified yet"):
+        actions.user_recognize(user=newcomer, reason="IESG.", actor=staff)
+    assert not AccountEvent.objects.filter(user=newcomer).exists()
