@@ -184,3 +184,27 @@ def _request(user):
     request = RequestFactory().get("/admin/")
     request.user = user
     return request
+
+
+def test_refusals_in_the_admin_are_at_the_field_not_a_crash(staff_client, staff):
+    from allauth.account.models import EmailAddress
+
+    url = f"/admin/accounts/user/{staff.pk}/change/"
+    data = form_data(lxml.html.fromstring(staff_client.get(url).content), "user_form")
+    data.pop("is_active", None)  # unticked: deactivate myself
+    data["roles"] = []  # and leave IANA staff
+    response = staff_client.post(url, {**data, "reason": "Leaving."})
+    assert response.status_code == 200
+    page = lxml.html.fromstring(response.content)
+    assert page.xpath("//*[contains(@class, 'field-is_active')]//ul[@class='errorlist']")
+    assert page.xpath("//*[contains(@class, 'field-roles')]//ul[@class='errorlist']")
+    newcomer = make_user("new@body.example")
+    EmailAddress.objects.filter(user=newcomer).update(verified=False)
+    url = f"/admin/accounts/user/{newcomer.pk}/change/"
+    data = form_data(lxml.html.fromstring(staff_client.get(url).content), "user_form")
+    response = staff_client.post(url, {**data, "recognized_standards_body": "on",
+                                       "reason": "IESG."})
+    assert response.status_code == 200
+    assert "not verified yet" in lxml.html.fromstring(response.content).xpath(
+        "string(//*[contains(@class, 'field-recognized_standards_body')])")
+    assert not AccountEvent.objects.filter(user=newcomer, kind="recognized").exists()

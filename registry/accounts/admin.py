@@ -17,7 +17,7 @@ from django.shortcuts import redirect
 
 from registry.accounts import actions
 from registry.accounts.models import AccountEvent, User
-from registry.accounts.roles import ROLE_GROUPS
+from registry.accounts.roles import ROLE_GROUPS, STAFF
 from registry.namespaces.admin import ReadOnlyInline, reason_page
 
 
@@ -49,10 +49,23 @@ class PersonForm(forms.ModelForm):
             self.initial["roles"] = list(self.instance.groups.filter(name__in=ROLE_GROUPS)
                                          .values_list("name", flat=True))
 
+    acting_pk: int | None = None  # the person using the admin (set by get_form)
+
     def clean(self) -> dict[str, Any]:
         data: dict[str, Any] = super().clean() or {}
         if self.changed_data and not (data.get("reason") or "").strip():
             self.add_error("reason", "Say why; the reason is kept in the account's history.")
+        if ("recognized_standards_body" in self.changed_data
+                and data.get("recognized_standards_body")
+                and not actions.address_verified(self.instance)):
+            self.add_error("recognized_standards_body", "The address is not verified yet; "
+                           "recognize the account once its owner has confirmed it.")
+        if self.acting_pk is not None and self.acting_pk == self.instance.pk:
+            if "is_active" in self.changed_data and not data.get("is_active"):
+                self.add_error("is_active", "You cannot deactivate your own account.")
+            if STAFF in self.initial.get("roles", []) and STAFF not in data.get("roles", [STAFF]):
+                self.add_error("roles", "Ask another member of IANA staff to end your own "
+                                        "staff role.")
         return data
 
 
@@ -106,6 +119,8 @@ class RegistryUserAdmin(UserAdmin):
         may_grant = request.user.has_perm("accounts.grant_role")
 
         class Form(form):  # type: ignore[misc, valid-type]
+            acting_pk = request.user.pk
+
             def __init__(self, *args: Any, **kw: Any) -> None:
                 super().__init__(*args, **kw)
                 if "roles" in self.fields and not may_grant:
