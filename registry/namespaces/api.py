@@ -37,6 +37,7 @@ def namespace_summary(request, ns: Namespace) -> dict:
         "informal_number": ns.informal_number,
         "status": ns.status,
         "status_note": ns.status_note,
+        "replaced_by": ns.replaced_by.nid if ns.replaced_by else None,
         "registration_date": ns.registered_on.isoformat() if ns.registered_on else None,
         "references": ns.references,
         "organisation": ns.organisation,
@@ -49,7 +50,7 @@ def namespace_summary(request, ns: Namespace) -> dict:
 @require_GET
 @cached
 def namespaces_list(request):
-    queryset = Namespace.objects.sorted_by("nid")
+    queryset = Namespace.objects.sorted_by("nid").select_related("replaced_by")
     kind = request.GET.get("kind")
     if kind in Namespace.Kind.values:
         queryset = queryset.filter(kind=kind)
@@ -80,7 +81,7 @@ def namespaces_list(request):
 @require_GET
 @cached
 def namespace_detail(request, nid):
-    ns = Namespace.objects.by_nid(nid).first()
+    ns = Namespace.objects.by_nid(nid).select_related("replaced_by").first()
     if ns is None:
         return JsonResponse({"error": f"no namespace {nid[:64]!r}",
                              "did_you_mean": Namespace.objects.similar_to(nid)}, status=404)

@@ -85,3 +85,13 @@ def test_deprecation_pointer_must_be_another_registered_nid(namespace, staff, po
                              replaced_by=pointer, actor=staff)
     namespace.refresh_from_db()
     assert namespace.status == "active"
+
+
+def test_the_api_names_the_replacement(client, namespace, successor, staff,
+                                       django_assert_max_num_queries):
+    namespace_set_status(namespace=namespace, status="deprecated", comment="Superseded.",
+                         replaced_by="nextns", actor=staff)
+    assert client.get("/api/namespaces/recordns/").json()["replaced_by"] == "nextns"
+    with django_assert_max_num_queries(6):
+        rows = client.get("/api/namespaces/").json()["results"]
+    assert {r["nid"]: r["replaced_by"] for r in rows} == {"nextns": None, "recordns": "nextns"}
