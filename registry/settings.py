@@ -64,6 +64,9 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "allauth.account.middleware.AccountMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "registry.protection.ProtectionHeadersMiddleware",
+    "django_ratelimit.middleware.RatelimitMiddleware",
 ]
 
 ROOT_URLCONF = "registry.urls"
@@ -117,7 +120,7 @@ AUTHENTICATION_BACKENDS = [
 # django-allauth: email is the identity; it must be verified before log-in.
 ACCOUNT_LOGIN_METHODS = {"email"}
 ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
-ACCOUNT_SIGNUP_FORM_CLASS = "registry.accounts.forms.SignupForm"  # name and organisation
+ACCOUNT_SIGNUP_FORM_CLASS = "registry.accounts.signup.PersonDetailsForm"  # name, organisation
 ACCOUNT_ADAPTER = "registry.accounts.adapter.RegistryAccountAdapter"
 ACCOUNT_USER_DISPLAY = "registry.accounts.adapter.user_display"
 ACCOUNT_EMAIL_VERIFICATION = "mandatory"
@@ -125,6 +128,19 @@ ACCOUNT_CONFIRM_EMAIL_ON_GET = False
 ACCOUNT_UNIQUE_EMAIL = True
 ACCOUNT_USER_MODEL_USERNAME_FIELD = "username"  # generated; people sign in by email
 ACCOUNT_LOGOUT_ON_PASSWORD_CHANGE = False
+# One address per account, the one verified at sign-up: nobody can attach an address they
+# have not verified to their account (account pre-hijacking through a pending secondary
+# address that sign-up, log-in and password reset would then find). Enumeration stays hidden.
+ACCOUNT_MAX_EMAIL_ADDRESSES = 1
+ACCOUNT_CHANGE_EMAIL = False
+ACCOUNT_PREVENT_ENUMERATION = True
+# The registry's text policy (registry/text_policy.py) on every text field of the account forms.
+ACCOUNT_FORMS = {
+    "login": "registry.accounts.forms.LoginForm",
+    "signup": "registry.accounts.forms.SignupForm",
+    "add_email": "registry.accounts.forms.AddEmailForm",
+    "reset_password": "registry.accounts.forms.ResetPasswordForm",
+}
 # Brute force: allauth counts failed log-ins per IP and per account in the cache.
 ACCOUNT_RATE_LIMITS = {
     "login_failed": env_str("LOGIN_FAILED_RATE_LIMIT", "10/m/ip,5/5m/key"),
@@ -132,7 +148,9 @@ ACCOUNT_RATE_LIMITS = {
 LOGIN_REDIRECT_URL = "review:my-requests"  # the adapter sends experts and staff to their queue
 ACCOUNT_LOGOUT_REDIRECT_URL = "namespaces:registry"
 
-REDIS_URL = env_str("REDIS_URL", "")
+# Required in production: log-in throttling and the rate limits count in this cache, and
+# counts kept per process would let each worker grant the whole allowance again.
+REDIS_URL = env_str("REDIS_URL", "", required_in_production=True)
 if REDIS_URL:
     CACHES = {
         "default": {
@@ -208,6 +226,37 @@ if not DEBUG:
     SECURE_HSTS_PRELOAD = True
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
+
+# Content-Security-Policy (django-csp): scripts, styles, images and fonts from this site
+# only, so no inline script, event handler or style attribute ever runs; Bootstrap's icons
+# are data: SVGs. Permissions-Policy and no-store for signed-in pages: registry/protection.py.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
+
+# Rate limits (django-ratelimit, counted in the cache): "count/period" per client IP, or
+# per signed-in user for comments. Over a limit: 429 with Retry-After.
+RATE_LIMITS = {
+    "comment": env_str("RATE_LIMIT_COMMENTS", "10/10m"),
+    "api_check": env_str("RATE_LIMIT_API_CHECK", "60/m"),
+    "nid_check": env_str("RATE_LIMIT_NID_CHECK", "120/m"),
+    "search": env_str("RATE_LIMIT_SEARCH", "60/m"),
+}
+RATELIMIT_VIEW = "registry.protection.too_many_requests"
+# Behind a reverse proxy, the META key that holds the client's address (e.g. HTTP_X_REAL_IP);
+# by default REMOTE_ADDR.
+RATELIMIT_IP_META_KEY = env_str("RATELIMIT_IP_META_KEY", "") or None
 
 LOGGING = {
     "version": 1,

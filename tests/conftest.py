@@ -58,6 +58,13 @@ def django_db_modify_db_settings():
         db_settings.setdefault("TEST", {})["NAME"] = f"{base}_{RUN_ID}"[:63]
 
 
+@pytest.fixture(autouse=True)
+def _rate_limits(request, settings):
+    """Rate limits count per client in the cache across tests; only the tests marked
+    ``rate_limits`` (which clear the cache) run with them on."""
+    settings.RATELIMIT_ENABLE = request.node.get_closest_marker("rate_limits") is not None
+
+
 @pytest.fixture
 def registrant(db):
     return make_user("registrant@example.org", organisation="Example Archive Foundation")

@@ -12,6 +12,7 @@ PRODUCTION = {
     "ALLOWED_HOSTS": "registry.example.org",
     "DATABASE_URL": "sqlite:////tmp/registry-deploy-check.sqlite3",
     "CELERY_BROKER_URL": "redis://127.0.0.1:6379/0",
+    "REDIS_URL": "redis://127.0.0.1:6379/0",
 }
 
 
@@ -37,9 +38,19 @@ def test_production_refuses_to_start_without_a_secret_key():
 
 
 def test_production_refuses_eager_celery():
-    env = {k: v for k, v in PRODUCTION.items() if k != "CELERY_BROKER_URL"}
+    env = {**{k: v for k, v in PRODUCTION.items() if k != "CELERY_BROKER_URL"},
+           "CELERY_TASK_ALWAYS_EAGER": "true"}
     result = manage("check", env=env)
     assert "Set CELERY_BROKER_URL" in result.stderr
+
+
+def test_production_refuses_a_cache_of_its_own_per_process():
+    # Rate limits and log-in throttling count in the cache: per-process counts would let
+    # every worker grant the whole allowance again.
+    env = {k: v for k, v in PRODUCTION.items() if k != "REDIS_URL"}
+    result = manage("check", env=env)
+    assert result.returncode != 0
+    assert "Set the environment variable REDIS_URL." in result.stderr
 
 
 def test_a_malformed_boolean_is_an_error_not_a_guess():

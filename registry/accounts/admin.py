@@ -19,6 +19,7 @@ from registry.accounts import actions
 from registry.accounts.models import AccountEvent, User
 from registry.accounts.roles import ROLE_GROUPS, STAFF
 from registry.namespaces.admin import ReadOnlyInline, reason_page
+from registry.text_policy import TextPolicyForm
 
 
 class AccountEventInline(ReadOnlyInline):
@@ -29,7 +30,7 @@ class AccountEventInline(ReadOnlyInline):
     show_change_link = False
 
 
-class PersonForm(forms.ModelForm):
+class PersonForm(TextPolicyForm, forms.ModelForm):
     """Profile, recognition and roles, and the reason for whatever changes."""
 
     roles = forms.MultipleChoiceField(choices=[(r, r) for r in ROLE_GROUPS], required=False,
@@ -69,7 +70,7 @@ class PersonForm(forms.ModelForm):
         return data
 
 
-class ReasonForm(forms.Form):
+class ReasonForm(TextPolicyForm, forms.Form):
     reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), max_length=2000,
                              help_text="Kept in each account's history with your name.")
 

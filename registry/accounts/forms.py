@@ -1,50 +1,47 @@
-"""Forms for people: the sign-up form's name and organisation, and the IANA staff
-forms on a person's page (each with the reason the account's history keeps)."""
+"""allauth's account forms with the registry's text policy on every text field, and
+the IANA staff forms of a person's page (each with the reason the account's history
+keeps).
+
+Passwords are left alone: they are never shown or published, and refusing a
+character there would only lock people out of an account they already have."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from allauth.account import forms as allauth_forms
 from django import forms
-from django.http import HttpRequest
 
 from registry.accounts.models import User
+
+from registry.text_policy import TextPolicyForm
+
+
+class LoginForm(TextPolicyForm, allauth_forms.LoginForm):
+    pass
+
+
+class SignupForm(TextPolicyForm, allauth_forms.SignupForm):
+    pass
+
+
+class AddEmailForm(TextPolicyForm, allauth_forms.AddEmailForm):
+    pass
+
+
+class ResetPasswordForm(TextPolicyForm, allauth_forms.ResetPasswordForm):
+    pass
+
 
 REASON_HELP = "Kept in the account's history with your name."
 
 
-class SignupForm(forms.Form):
-    """allauth's sign-up form asks this too (ACCOUNT_SIGNUP_FORM_CLASS): people have names."""
-
-    first_name = forms.CharField(max_length=150, label="Given name",
-                                 widget=forms.TextInput(attrs={"autocomplete": "given-name"}))
-    last_name = forms.CharField(max_length=150, label="Family name", required=False,
-                                widget=forms.TextInput(attrs={"autocomplete": "family-name"}))
-    organisation = forms.CharField(
-        max_length=200, required=False,
-        widget=forms.TextInput(attrs={"autocomplete": "organization"}),
-        help_text="The organisation you register namespaces for; empty if you register as "
-                  "an individual. It fills in the registration template for you.",
-    )
-
-    field_order = ["first_name", "last_name", "organisation"]
-
-    def signup(self, request: HttpRequest, user: User) -> None:
-        from registry.accounts.actions import user_signed_up
-
-        user.first_name = self.cleaned_data["first_name"].strip()
-        user.last_name = self.cleaned_data["last_name"].strip()
-        user.organisation = self.cleaned_data["organisation"].strip()
-        user.save(update_fields=["first_name", "last_name", "organisation"])
-        user_signed_up(user=user)
-
-
-class ReasonForm(forms.Form):
+class ReasonForm(TextPolicyForm, forms.Form):
     reason = forms.CharField(max_length=2000, widget=forms.Textarea(attrs={"rows": 2}),
                              help_text=REASON_HELP)
 
 
-class ProfileForm(forms.ModelForm):
+class ProfileForm(TextPolicyForm, forms.ModelForm):
     reason = forms.CharField(max_length=2000, required=False,
                              widget=forms.Textarea(attrs={"rows": 2}), help_text=REASON_HELP)
 
@@ -60,7 +57,7 @@ class ProfileForm(forms.ModelForm):
         return data
 
 
-class HolderForm(forms.Form):
+class HolderForm(TextPolicyForm, forms.Form):
     nid = forms.CharField(max_length=64, label="Namespace (NID)",
                           help_text="A registered namespace this person will hold: they may "
                                     "then request its new versions.")

@@ -21,6 +21,7 @@ from registry.namespaces.exports import registry_csv, registry_xml
 from registry.namespaces.models import Namespace, NamespaceEvent
 from registry.namespaces.template import TEXT_FIELDS
 from registry.namespaces.views import registry_etag, registry_last_modified
+from registry.protection import limited
 
 API_PAGE_SIZE = 100
 cached = condition(etag_func=registry_etag, last_modified_func=registry_last_modified)
@@ -103,6 +104,7 @@ def namespace_detail(request, nid):
 
 @csrf_exempt  # a read-only computation with no side effects or session use
 @require_http_methods(["GET", "POST"])
+@limited("api_check")
 def check(request):
     """GET ?urn=... (repeatable) or POST a JSON list / {"urns": [...]} / plain lines."""
     if request.method == "GET":
@@ -129,6 +131,8 @@ def _posted_urns(request) -> list[str]:
             data = json.loads(body)
         except json.JSONDecodeError as exc:
             raise ValueError(f"the body is not JSON: {exc.msg}") from None
+        except RecursionError:  # any nesting depth: the parser's stack, not ours, gives out
+            raise ValueError("the body is nested too deeply; send a flat list") from None
         if isinstance(data, dict):
             data = data.get("urns")
         if not isinstance(data, list) or not all(isinstance(u, str) for u in data):

@@ -8,7 +8,7 @@ from django.urls import reverse
 from registry.namespaces.models import Namespace
 from registry.urns import URNSyntaxError, is_informal, nid_key, parse
 
-MAX_URNS = 1000
+MAX_URNS = 100  # per call: the API and the checker page (each is rate-limited too)
 MAX_URN_LENGTH = 8192
 
 

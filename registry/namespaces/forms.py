@@ -1,6 +1,9 @@
-"""Forms of IANA staff for the registry row and a namespace's status, shared by the
-staff pages and the admin. They check values through the actions' own rules
-(``check_record``, ``replacement_namespace``), so an error shows at its field."""
+"""Forms of the registry: the public search box, and IANA staff's forms for the
+registry row and a namespace's status, shared by the staff pages and the admin. The
+staff forms check values through the actions' own rules (``check_record``,
+``replacement_namespace``), so an error shows at its field; every form follows the
+text policy."""
+
 
 from __future__ import annotations
 
@@ -17,6 +20,9 @@ from registry.namespaces.actions import (
     replacement_namespace,
 )
 from registry.namespaces.models import Namespace
+from registry.text_policy import TextPolicyForm
+
+SEARCH_MAX_CHARS = 200
 
 REASON_HELP = "Kept in the namespace's public history with your name."
 
@@ -64,7 +70,11 @@ class ReferencesField(forms.CharField):
         return list(initial or []) != self.lines(data or "")
 
 
-class RecordForm(forms.ModelForm):
+class SearchForm(TextPolicyForm, forms.Form):
+    q = forms.CharField(label="Search", required=False, max_length=SEARCH_MAX_CHARS)
+
+
+class RecordForm(TextPolicyForm, forms.ModelForm):
     """The registry row IANA staff keep, with the reason for a change."""
 
     holder = AccountField(required=False, label="Holder (account email)", max_length=254,
@@ -108,7 +118,7 @@ class RecordForm(forms.ModelForm):
         return data
 
 
-class DeprecateForm(forms.Form):
+class DeprecateForm(TextPolicyForm, forms.Form):
     replaced_by = forms.CharField(
         required=False, max_length=64, label="Replaced by (NID)",
         help_text="A registered NID to use instead, if there is one.",
@@ -132,6 +142,6 @@ class DeprecateForm(forms.Form):
         return nid
 
 
-class ReinstateForm(forms.Form):
+class ReinstateForm(TextPolicyForm, forms.Form):
     comment = forms.CharField(label="Why it is reinstated", max_length=5000,
                               widget=forms.Textarea(attrs={"rows": 3}), help_text=REASON_HELP)

@@ -8,13 +8,16 @@ from django.core.paginator import Paginator
 from django.db.models import Count, Max, Q
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from registry.namespaces.checker import MAX_URNS, check_urns, split_lines
+from registry.namespaces.forms import SearchForm
 from registry.namespaces.models import Namespace, NamespaceEvent
 from registry.namespaces.presentation import field_diffs, highlight, pick_pair
-from registry.namespaces.querysets import clean_query, nid_from_query
+from registry.namespaces.querysets import nid_from_query
 from registry.namespaces.template import SECTIONS, render_text, template_values
+from registry.protection import limited
 
 PAGE_SIZE = 250
 LETTERS = list(string.ascii_lowercase) + ["0-9"]
@@ -102,8 +105,11 @@ def registry_page(request):
 
 
 @require_GET
+@limited("search")
 def search(request):
-    q = clean_query(request.GET.get("q", ""))
+    form = SearchForm(request.GET)
+    # Refused text (a control or bidi character, too long) stays in the box with the reason.
+    q = form.cleaned_data["q"] if form.is_valid() else ""
     nid = nid_from_query(q)
     if nid:
         namespace = Namespace.objects.by_nid(nid).first()
@@ -119,6 +125,7 @@ def search(request):
     suggestions = Namespace.objects.similar_to(q) if q and not page.paginator.count else []
     return render(request, "namespaces/search.html", {
         "q": q, "search_query": q, "page": page, "suggestions": suggestions, "urn_nid": nid,
+        "typed": request.GET.get("q", "")[:1000], "error": next(iter(form.errors.get("q", [])), ""),
     })
 
 
@@ -170,6 +177,9 @@ def diff(request, nid):
         "diffs": field_diffs(template_values(a), template_values(b)),
         "left_label": f"Version {a.number} ({a.date:%Y-%m-%d})",
         "right_label": f"Version {b.number} ({b.date:%Y-%m-%d})",
+        "downloads": [(f"version {v.number}", reverse("namespaces:version-txt",
+                                                      args=[namespace.nid, v.number]))
+                      for v in (a, b)],
     })
 
 
@@ -201,12 +211,16 @@ def not_found(request, nid: str):
 
 
 def handler404(request, exception=None):
+    """One page for every other 404. The exception's text is never shown: with DEBUG off
+    Django's resolver puts its URL patterns and source paths there, and a different text
+    for "private" and "missing" would tell a visitor which ids exist."""
     nid = getattr(exception, "nid", None)
     if nid:
         return not_found(request, nid)
-    return render(request, "404.html", {"message": str(exception or "")[:200]}, status=404)
+    return render(request, "404.html", {}, status=404)
 
 
+@limited("api_check")
 def check(request):
     text = request.POST.get("urns", "") if request.method == "POST" else request.GET.get("urn", "")
     lines = split_lines(text)

@@ -16,6 +16,7 @@ from registry.namespaces.template import (
 )
 from registry.review.models import Comment, RegistrationRequest
 from registry.review.validation import nid_problems
+from registry.text_policy import TextPolicyForm
 
 NID_INPUT_MAX = 64
 FAST_TRACK_REFUSAL = (
@@ -25,7 +26,7 @@ FAST_TRACK_REFUSAL = (
 )  # accept a little more than 32 so the length rule can be explained
 
 
-class RequestForm(forms.ModelForm):
+class RequestForm(TextPolicyForm, forms.ModelForm):
     """Every Appendix A field, grouped like the template. ``submitting`` makes the
     fields that submission needs required; a draft saves with anything filled."""
 
@@ -110,10 +111,7 @@ class RequestForm(forms.ModelForm):
         return nid
 
     def clean(self):
-        data = super().clean()
-        for name in TEXT_FIELDS:  # one newline convention, so diffs compare text, not CRs
-            if isinstance(data.get(name), str):
-                data[name] = data[name].replace("\r\n", "\n").replace("\r", "\n")
+        data = super().clean()  # the text policy has normalised newlines already
         if data.get("fast_track") and self.registrant is not None and \
                 not self.registrant.recognized_standards_body:
             self.add_error("fast_track", FAST_TRACK_REFUSAL)
@@ -135,7 +133,7 @@ class RequestForm(forms.ModelForm):
         return data
 
 
-class TransitionForm(forms.Form):
+class TransitionForm(TextPolicyForm, forms.Form):
     comment = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}),
                               max_length=FIELD_MAX_CHARS)
     early_reason = forms.CharField(
@@ -144,11 +142,21 @@ class TransitionForm(forms.Form):
     )
 
 
-class CommentForm(forms.Form):
+class CommentForm(TextPolicyForm, forms.Form):
     body = forms.CharField(label="Comment", widget=forms.Textarea(attrs={"rows": 3}),
                            max_length=FIELD_MAX_CHARS)
     audience = forms.ChoiceField(choices=Comment.Audience.choices,
                                  initial=Comment.Audience.PUBLIC)
+
+
+class StandardisationForm(TextPolicyForm, forms.Form):
+    """Whether the request involves a standardisation organisation (section 6.2's IESG step)."""
+
+    involved = forms.TypedChoiceField(choices=[("1", "involved"), ("0", "not involved")],
+                                      coerce=lambda value: value == "1", empty_value=False,
+                                      required=False)
+    comment = forms.CharField(required=False, max_length=2000,
+                              widget=forms.Textarea(attrs={"rows": 2}))
 
 
 class AssignForm(forms.Form):

@@ -12,6 +12,7 @@ urlpatterns = [
     path("iana/", views.staff_queue, name="staff-queue"),
     path("<int:pk>/", views.request_page, name="request"),
     path("<int:pk>/edit/", views.edit_request, name="edit"),
+    path("<int:pk>/rounds/<int:number>/template.txt", views.round_txt, name="round-txt"),
     path("<int:pk>/do/<str:name>/", views.transition, name="transition"),
     path("<int:pk>/comment/", views.comment, name="comment"),
     path("<int:pk>/assign/", views.assign, name="assign"),

@@ -8,8 +8,9 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
@@ -18,9 +19,16 @@ from registry.namespaces.advice import nid_warnings
 from registry.namespaces.models import Namespace
 from registry.namespaces.presentation import field_diffs, pick_pair
 from registry.namespaces.querysets import plausible_text
-from registry.namespaces.template import SECTIONS, TEXT_FIELDS, template_values
+from registry.namespaces.template import SECTIONS, TEXT_FIELDS, render_text, template_values
+from registry.protection import limited
 from registry.review import actions, workflow
-from registry.review.forms import AssignForm, CommentForm, RequestForm, TransitionForm
+from registry.review.forms import (
+    AssignForm,
+    CommentForm,
+    RequestForm,
+    StandardisationForm,
+    TransitionForm,
+)
 from registry.review.models import (
     OPEN_STATES,
     Comment,
@@ -53,8 +61,12 @@ def my_requests(request):
 def new_request(request):
     if request.GET.get("revises"):
         # Starting a revision writes a draft, so it is a POST (the namespace page's button).
+        # The NID comes from the address bar: only a registered one is linked to.
+        revises = Namespace.objects.by_nid(request.GET["revises"]).first()
+        if revises is None:
+            raise Http404("No such namespace.")
         messages.info(request, "Use “Start a new version” on the namespace page.")
-        return redirect("namespaces:detail", request.GET["revises"][:64])
+        return redirect(revises)
     if request.method == "POST" and request.POST.get("revises"):
         return _start_revision(request, request.POST["revises"])
     if request.method == "POST":
@@ -112,6 +124,9 @@ def _form_context(registration_request: RegistrationRequest | None, form: Reques
         context["published"] = current
         context["diffs"] = [d for d in field_diffs(
             template_values(current) if current else {}, working) if d.changed]
+        if current is not None:  # the draft's own text is in the form below
+            context["downloads"] = [(f"published version {current.number}", reverse(
+                "namespaces:version-txt", args=[current.nid, current.number]))]
     if registration_request is not None:
         context["conflicts"] = RegistrationRequest.objects.conflicting_with(registration_request)
     return context
@@ -200,7 +215,22 @@ def request_page(request, pk):
 def _round_diffs(request, rounds):
     a, b = pick_pair(request.GET, rounds)
     return {"a": a, "b": b, "diffs": field_diffs(a.values(), b.values()),
-            "left_label": f"Round {a.number}", "right_label": f"Round {b.number}"}
+            "left_label": f"Round {a.number}", "right_label": f"Round {b.number}",
+            "downloads": [(f"round {r.number}", reverse("review:round-txt", args=[r.request_id,
+                                                                                   r.number]))
+                          for r in (a, b)]}
+
+
+@require_GET
+def round_txt(request, pk, number):
+    """A submitted round as plain text, in the layout of the published templates."""
+    registration_request = _get_registration_request(request, pk)
+    chosen = registration_request.rounds.filter(number=number).first()
+    if chosen is None:
+        raise Http404("No such round.")
+    text = render_text(nid=chosen.nid or registration_request.display_nid, version=chosen.version,
+                       date=chosen.date, values=chosen.values(), fast_track=chosen.fast_track)
+    return HttpResponse(text, content_type="text/plain; charset=utf-8")
 
 
 def _keep_unsent(request, target: str, comment: str, early_reason: str = "") -> None:
@@ -237,6 +267,7 @@ def transition(request, pk, name):
 
 @login_required
 @require_POST
+@limited("comment", key="user")
 def comment(request, pk):
     registration_request = _get_registration_request(request, pk)
     form = CommentForm(request.POST)
@@ -277,10 +308,14 @@ def assign(request, pk):
 @require_POST
 def standardisation(request, pk):
     registration_request = _get_registration_request(request, pk)
+    form = StandardisationForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, " ".join(e for errs in form.errors.values() for e in errs))
+        return redirect(registration_request)
     try:
         actions.request_set_standardisation(request=registration_request, actor=request.user,
-                                            involved=request.POST.get("involved") == "1",
-                                            comment=request.POST.get("comment", "")[:2000])
+                                            involved=form.cleaned_data["involved"],
+                                            comment=form.cleaned_data["comment"])
     except actions.TransitionRefused as exc:
         messages.error(request, str(exc))
     return redirect(registration_request)
@@ -335,6 +370,7 @@ def staff_queue(request):
 
 
 @require_GET
+@limited("nid_check")
 def nid_check(request):
     """Live check of a proposed NID for the request form (sections 2.1, 5.1, 5.2)."""
     nid = request.GET.get("nid", "")[:100]

@@ -126,3 +126,46 @@ def test_navigation_names_who_is_signed_in_and_their_role(client, registrant, ex
         who = page.get_element_by_id("who")
         assert user.get_full_name() in who.text_content()
         assert who.xpath(".//*[@data-role]")[0].text_content() == role
+
+
+def test_no_one_can_claim_an_address_they_have_not_verified(client, registrant, mailoutbox):
+    """Account pre-hijacking: an attacker adds a future victim's address to their own
+    account; the victim's sign-up and password reset must never lead into it."""
+    from allauth.account.models import EmailAddress
+
+    victim = "future-victim@example.org"
+    client.force_login(registrant)
+    client.post("/accounts/email/", {"email": victim, "action_add": ""})
+    assert not EmailAddress.objects.filter(email__iexact=victim).exists()
+    assert mailoutbox == []  # nothing even asks the victim to confirm the attacker's claim
+    client.logout()
+
+    # The victim's password reset finds no account, so no link into the attacker's.
+    client.post("/accounts/password/reset/", {"email": victim})
+    assert all("/accounts/password/reset/key/" not in m.body for m in mailoutbox)
+
+    # The victim's sign-up makes the victim's own account.
+    mailoutbox.clear()
+    client.post("/accounts/signup/", {"email": victim, "password1": PASSWORD,
+                                      "password2": PASSWORD, "first_name": "Vic"})
+    account = User.objects.get(email=victim)
+    assert account.pk != registrant.pk
+    client.post(link_in(mailoutbox[0]))
+    assert EmailAddress.objects.get(email=victim).user_id == account.pk
+    response = client.post("/accounts/login/", {"login": victim, "password": PASSWORD})
+    assert response.status_code == 302
+    assert client.get("/requests/").wsgi_request.user.pk == account.pk
+
+
+@pytest.mark.parametrize("email", ["new\u202e@example.org", "pat@\u202egro.live",
+                                   "bell\x07@example.org"])
+def test_account_fields_follow_the_text_policy(client, db, email):
+    response = client.post("/accounts/signup/", {"email": email, "password1": PASSWORD,
+                                                 "password2": PASSWORD})
+    assert response.status_code == 200
+    assert not User.objects.filter(email=email).exists()
+    import lxml.html
+
+    doc = lxml.html.fromstring(response.content)
+    field = doc.get_element_by_id("id_email")
+    assert field.get("value") == email.replace("\x07", "\ufffd") or "\x07" in email

@@ -51,3 +51,23 @@ def test_deprecating_from_the_admin_writes_the_event(admin_client, namespace, st
     event = NamespaceEvent.objects.get(kind="status_changed")
     assert event.actor == staff and event.comment == "Superseded by urn:newns."
     assert Namespace.objects.count() == 1
+
+
+def test_admin_forms_follow_the_text_policy(admin_client, namespace, registrant):
+    response = admin_client.post(f"/admin/namespaces/namespace/{namespace.pk}/change/", {
+        "registered_on": "2026-11-01", "references": '["RFC8141"]', "template_url": "",
+        "template_date": "", "registry_note": "Note \u202eeton", "holder": "",
+        "versions-TOTAL_FORMS": "0", "versions-INITIAL_FORMS": "0",
+        "events-TOTAL_FORMS": "0", "events-INITIAL_FORMS": "0"})
+    assert response.status_code == 200  # the form again, with the reason at the field
+    assert "bidirectional control" in response.content.decode()
+    namespace.refresh_from_db()
+    assert namespace.registry_note == ""
+    response = admin_client.post(f"/admin/accounts/user/{registrant.pk}/change/", {
+        "email": registrant.email, "username": registrant.username, "first_name": "Pat",
+        "last_name": "Example", "organisation": "Evil \u202egro.live",
+        "date_joined_0": "2026-01-01", "date_joined_1": "00:00:00"})
+    assert response.status_code == 200
+    assert "bidirectional control" in response.content.decode()
+    registrant.refresh_from_db()
+    assert registrant.organisation == "Example Archive Foundation"

@@ -97,3 +97,24 @@ def test_a_re_import_that_changes_a_row_records_what_changed(db):
     event = NamespaceEvent.objects.get(kind="record_changed")
     assert event.changes == {"references": [["RFC8141"], ["RFC8141", "RFC Errata 3188"]]}
     assert event.comment == "Refreshed from IANA's registry."
+
+
+@pytest.mark.parametrize("field, value", [("registrant", "Evil \u202egro.live"),
+                                          ("name", "bad\x07nid"),
+                                          ("refs", ["RFC\x0b1"]),
+                                          ("notes", ["fine\n", "not \x1b fine"]),
+                                          ("template_url", "https://example.org/\u2066x")])
+def test_import_refuses_a_row_that_breaks_the_text_policy(db, tmp_path, field, value):
+    import io
+
+    data = json.loads(SOURCE.read_text())
+    data["formal"][0][field] = value
+    bad_nid = data["formal"][0]["name"]
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(data))
+    err, out = io.StringIO(), io.StringIO()
+    call_command("import_registry", str(path), stdout=out, stderr=err)
+    assert f"formal row 1 ({bad_nid!r}) not imported: {field}: Character" in err.getvalue()
+    assert "1 refused" in out.getvalue()
+    assert not Namespace.objects.filter(nid=bad_nid).exists()
+    assert Namespace.objects.count() == 87  # every other row is in

@@ -179,3 +179,17 @@ def test_registry_page_dates_the_last_real_change(client, revised):
 
     html = client.get("/").content.decode()
     assert f"Last registry change {timezone.now():%Y-%m-%d}." in html
+
+
+@pytest.mark.parametrize("q", ["isbn\u202e", "is\x07bn", "x" * 201])
+def test_the_search_box_refuses_at_the_field_and_keeps_the_text(client, registry, q):
+    import lxml.html
+
+    response = client.get("/search/", {"q": q})
+    assert response.status_code == 200
+    doc = lxml.html.fromstring(response.content)
+    box = doc.get_element_by_id("id_q")
+    assert "is-invalid" in box.get("class")
+    assert box.get("value") == q.replace("\x07", "\ufffd") or "\x07" in q
+    assert doc.get_element_by_id("q-error").text_content().strip()
+    assert not doc.xpath("//ol[@id='results']/li")

@@ -19,6 +19,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from registry.namespaces.actions import namespace_import
 from registry.namespaces.exports import rows_from_registry_xml
+from registry.text_policy import text_problem
 
 DEFAULT_SOURCES = (
     settings.BASE_DIR.parent / "shared" / "data" / "iana-urn-namespaces.json",
@@ -45,15 +46,41 @@ class Command(BaseCommand):
                 formal, informal = data.get("formal", []), data.get("informal", [])
         except (ValueError, KeyError) as exc:
             raise CommandError(f"{source} is not a registry file: {exc}") from exc
-        created = updated = 0
+        created = updated = refused = 0
         for kind, rows in (("formal", formal), ("informal", informal)):
-            for row in rows:
+            for number, row in enumerate(rows, start=1):
+                problem = row_problem(row)
+                if problem:
+                    refused += 1
+                    self.stderr.write(f"{kind} row {number} ({str(row.get('name'))[:64]!r}) "
+                                      f"not imported: {problem}")
+                    continue
                 _, was_created = namespace_import(row=row, kind=kind)
                 created += was_created
                 updated += not was_created
         self.stdout.write(
             self.style.SUCCESS(
                 f"Imported {source.name}: {len(formal)} formal and {len(informal)} informal rows "
-                f"({created} new, {updated} already present)."
+                f"({created} new, {updated} already present"
+                + (f", {refused} refused: see above" if refused else "") + ")."
             )
         )
+
+
+def row_problem(row: dict) -> str | None:
+    """The registry's text policy (registry/text_policy.py) on every text of one row."""
+    texts = [("name", row.get("name"), True),
+             ("registrant", row.get("registrant"), True), ("date", row.get("date"), True),
+             ("template_url", row.get("template_url"), True),
+             ("template_date", row.get("template_date"), True)]
+    texts += [("refs", ref, True) for ref in row.get("refs") or []]
+    texts += [("notes", note, False) for note in row.get("notes") or []]
+    for field, value, single_line in texts:
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            return f"{field} is not text"
+        problem = text_problem(value, single_line=single_line)
+        if problem:
+            return f"{field}: {problem}"
+    return None

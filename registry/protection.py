@@ -1,0 +1,89 @@
+"""Protection that every page shares: rate limits and the headers no view should forget.
+
+- Rate limits (django-ratelimit, counted in the cache, Redis in production) on the
+  inputs that cost the registry work or send mail: comments, the URN check API,
+  the live NID check and search. ``limited(group, key)`` decorates a view;
+  the rates come from settings.RATE_LIMITS, so an operator can tune them. A visitor
+  over a limit gets a 429 page (JSON under /api/) with Retry-After.
+- ``ProtectionHeadersMiddleware``: Permissions-Policy on every response, and
+  ``Cache-Control: private, no-store`` on everything answered to a signed-in person
+  (their drafts, internal comments and queues must not stay in a shared cache or
+  the browser's back-forward history after log-out). Content-Security-Policy is
+  django-csp's (settings.CONTENT_SECURITY_POLICY).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.utils.cache import add_never_cache_headers, patch_cache_control
+from django_ratelimit.core import _split_rate
+from django_ratelimit.decorators import ratelimit
+
+PERMISSIONS_POLICY = ", ".join(f"{feature}=()" for feature in (
+    "accelerometer", "autoplay", "camera", "display-capture", "fullscreen", "geolocation",
+    "gyroscope", "magnetometer", "microphone", "midi", "payment", "picture-in-picture",
+    "publickey-credentials-get", "screen-wake-lock", "serial", "usb", "xr-spatial-tracking",
+))
+
+
+def rate_for(group: str, request: HttpRequest) -> str:
+    """The rate of a group, read at each request (tests and operators change it)."""
+    return settings.RATE_LIMITS[group]
+
+
+def limited(group: str, key: str = "ip") -> Callable:
+    """Refuse a visitor (by ``key``: "ip" or "user") past the group's rate, with a 429."""
+    if group not in settings.RATE_LIMITS:
+        raise KeyError(f"no rate for {group!r} in settings.RATE_LIMITS")
+
+    def decorator(view: Callable) -> Callable:
+        counted = ratelimit(group=group, key=key, rate="registry.protection.rate_for",
+                            block=True)(view)
+
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+            request.rate_limit_group = group  # type: ignore[attr-defined]
+            return counted(request, *args, **kwargs)
+
+        return wrapper
+
+    return decorator
+
+
+def too_many_requests(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """RATELIMIT_VIEW: what a visitor past a limit sees."""
+    rate = settings.RATE_LIMITS.get(getattr(request, "rate_limit_group", ""))
+    retry_after = _split_rate(rate)[1] if rate else 60
+    message = ("Too many requests in a short time. Please wait a little and try again; "
+               "nothing has been lost.")
+    if request.path.startswith("/api/"):
+        response: HttpResponse = JsonResponse(
+            {"error": "too many requests; wait and try again", "retry_after": retry_after},
+            status=429)
+    else:
+        response = render(request, "429.html", {"message": message,
+                                                "retry_after": retry_after}, status=429)
+    response["Retry-After"] = str(retry_after)
+    return response
+
+
+class ProtectionHeadersMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        response.setdefault("Permissions-Policy", PERMISSIONS_POLICY)
+        # Only a visitor with a session can be signed in; asking the others would add
+        # "Vary: Cookie" to the exports, which are the same for everyone.
+        user = getattr(request, "user", None)
+        if (settings.SESSION_COOKIE_NAME in request.COOKIES and user is not None
+                and user.is_authenticated):
+            add_never_cache_headers(response)
+            patch_cache_control(response, private=True)
+        return response

@@ -1,0 +1,132 @@
+"""The text policy at every form of the review: refused at the field with a clear
+message, nothing stored, and what was typed still there."""
+
+import lxml.html
+import pytest
+from django.urls import reverse
+
+from registry.review.models import Comment, RegistrationRequest, RequestEvent
+from tests.factories import complete_values, make_request
+
+RLO = "\u202e"
+HOSTILE = {
+    "bidi override": f"Evil {RLO}gro.live",
+    "control character": "Bell\x07 and escape\x1b[31m",
+    "NUL": "before\x00after",
+}
+
+
+def page(response):
+    return lxml.html.fromstring(response.content)
+
+
+def messages_of(doc):
+    return " ".join(el.text_content() for el in doc.xpath("//*[@role='alert']"))
+
+
+def textarea(doc, element_id):
+    """A textarea's text as a browser has it (one leading newline is markup)."""
+    text = doc.get_element_by_id(element_id).text_content()
+    return text[1:] if text.startswith("\n") else text
+
+
+@pytest.mark.parametrize("label", HOSTILE)
+@pytest.mark.parametrize("field, one_line", [("registrant_organisation", True),
+                                             ("contact_name", True), ("purpose", False),
+                                             ("syntax", False)])
+def test_the_request_form_refuses_at_the_field_and_keeps_the_text(client, registrant, field,
+                                                                   one_line, label):
+    client.force_login(registrant)
+    typed = HOSTILE[label]
+    data = {"kind": "formal", "proposed_nid": "policynid", "edit_version": 0,
+            **complete_values(registrant), field: typed, "save": "1"}
+    response = client.post(reverse("review:new"), data)
+    assert response.status_code == 400
+    assert not RegistrationRequest.objects.filter(registrant=registrant).exists()
+    doc = page(response)
+    widget = doc.get_element_by_id(f"id_{field}")
+    assert "is-invalid" in widget.get("class")
+    kept = widget.get("value") if one_line else textarea(doc, f"id_{field}")
+    # The browser shows what was typed; NUL is the one character HTML cannot carry.
+    assert kept.replace("\r\n", "\n") == typed.replace("\x00", "\ufffd") or "\x00" in typed
+    feedback = doc.get_element_by_id(f"error_1_id_{field}").text_content()
+    if label == "NUL":
+        assert "Null characters are not allowed" in feedback
+    else:
+        assert "Character" in feedback and "Remove it" in feedback
+
+
+def test_an_email_with_a_bidi_override_is_refused(client, registrant):
+    client.force_login(registrant)
+    data = {"kind": "formal", "proposed_nid": "policynid", "edit_version": 0,
+            **complete_values(registrant), "contact_email": f"pat@{RLO}gro.live"}
+    response = client.post(reverse("review:new"), data)
+    assert response.status_code == 400
+    assert "is-invalid" in page(response).get_element_by_id("id_contact_email").get("class")
+
+
+@pytest.mark.parametrize("label", HOSTILE)
+def test_a_comment_is_refused_and_kept(client, registrant, other_registrant, label):
+    request = make_request(registrant, nid="talkpolicy")
+    client.force_login(other_registrant)
+    typed = HOSTILE[label]
+    response = client.post(reverse("review:comment", args=[request.pk]),
+                           {"body": typed, "audience": "public"}, follow=True)
+    assert response.status_code == 200
+    assert not Comment.objects.filter(request=request).exists()
+    doc = page(response)
+    assert "Character" in messages_of(doc) or "Null characters" in messages_of(doc)
+    kept = textarea(doc, "comment-body")
+    assert kept == typed.replace("\x00", "\ufffd") or "\x00" in typed
+
+
+@pytest.mark.parametrize("label", HOSTILE)
+def test_a_transition_comment_is_refused_and_kept(client, registrant, expert, label):
+    request = make_request(registrant, nid="decidepolicy")
+    client.force_login(expert)
+    typed = HOSTILE[label]
+    response = client.post(reverse("review:transition", args=[request.pk, "request_changes"]),
+                           {"comment": typed}, follow=True)
+    assert response.status_code == 200
+    request.refresh_from_db()
+    assert request.state == "in_review"
+    assert not RequestEvent.objects.filter(request=request,
+                                           transition="request_changes").exists()
+    doc = page(response)
+    assert "Character" in messages_of(doc) or "Null characters" in messages_of(doc)
+    kept = textarea(doc, "c-request_changes")
+    assert kept == typed.replace("\x00", "\ufffd") or "\x00" in typed
+
+
+@pytest.mark.parametrize("label", HOSTILE)
+def test_the_standardisation_comment_is_refused_not_a_500(client, registrant, expert, label):
+    request = make_request(registrant, nid="stdpolicy")
+    client.force_login(expert)
+    response = client.post(reverse("review:standardisation", args=[request.pk]),
+                           {"involved": "1", "comment": HOSTILE[label]}, follow=True)
+    assert response.status_code == 200
+    request.refresh_from_db()
+    assert not request.standardisation
+    assert "Character" in messages_of(page(response)) or "Null" in messages_of(page(response))
+
+
+def test_the_standardisation_flag_still_works(client, registrant, expert):
+    request = make_request(registrant, nid="stdworks")
+    client.force_login(expert)
+    client.post(reverse("review:standardisation", args=[request.pk]),
+                {"involved": "1", "comment": "An SDO is involved."})
+    request.refresh_from_db()
+    assert request.standardisation
+    client.post(reverse("review:standardisation", args=[request.pk]), {"involved": "0"})
+    request.refresh_from_db()
+    assert not request.standardisation
+
+
+def test_short_fields_are_isolated_from_the_text_around_them(client, registrant):
+    # Stored before the policy (or by any other path): still cannot reorder the page.
+    request = make_request(registrant, nid="bdinid")
+    RegistrationRequest.objects.filter(pk=request.pk).update(registrant_organisation=f"x{RLO}gro.live")
+    for url in (request.get_absolute_url(), reverse("review:public-review")):
+        doc = page(client.get(url))
+        isolated = [el.text_content() for el in doc.iter("bdi")]
+        assert f"x{RLO}gro.live" in isolated, url

@@ -1,0 +1,145 @@
+"""registry/backup.py and the backup / restore commands: a round trip into an empty
+PostgreSQL database reproduces every row, with the append-only triggers in place."""
+
+import json
+import os
+import subprocess
+import sys
+from urllib.parse import quote
+
+import psycopg
+import pytest
+from django.conf import settings
+from django.core.management import CommandError, call_command
+from django.db import connection
+
+from registry.backup import MODELS
+from registry.review import actions
+from tests.factories import make_request
+from tests.review.helpers import request_in
+
+
+def _server_url(name: str) -> str:
+    db = settings.DATABASES["default"]
+    auth = quote(db.get("USER") or "postgres")
+    if db.get("PASSWORD"):
+        auth += ":" + quote(db["PASSWORD"])
+    return f"postgres://{auth}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{name}"
+
+
+def _manage(*args, database_url):
+    env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_ALLOW_ASYNC_UNSAFE",)}
+    env.update(DATABASE_URL=database_url, REGISTRY_ENV="development")
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=settings.BASE_DIR,
+                          env=env, capture_output=True, text=True, timeout=300)
+
+
+def _tables():
+    from django.apps import apps
+
+    # Groups are created by the migrations of each database: compared by name.
+    return [apps.get_model(label)._meta.db_table for label in MODELS if label != "auth.group"]
+
+
+def _rows(cursor, table):
+    """Every column of every row, as PostgreSQL itself writes it (driver-independent)."""
+    cursor.execute(f'SELECT row_to_json(t)::text FROM "{table}" t ORDER BY 1')  # noqa: S608
+    return [row[0] for row in cursor.fetchall()]
+
+
+def _triggers(cursor):
+    cursor.execute("SELECT tgrelid::regclass::text, tgname FROM pg_trigger "
+                   "WHERE tgname LIKE '%append_only' ORDER BY 1")
+    return cursor.fetchall()
+
+
+@pytest.fixture
+def history(registry, registrant, other_registrant, expert, staff, standards_body):
+    people = {"registrant": registrant, "expert": expert, "staff": staff}
+    for n, state in enumerate(["draft", "in_review", "changes_requested", "registered",
+                               "rejected", "withdrawn"]):
+        request_in(state, path="community", people=people, nid=f"backup{n}")
+    talk = make_request(other_registrant, nid="backuptalk")
+    actions.request_comment(request=talk, actor=expert, audience="experts",
+                            body="Internal: fine.\nSecond line, ünïcødé.")
+    actions.request_comment(request=talk, actor=other_registrant, audience="public",
+                            body="Thanks.")
+    request_in("registered", path="fast_track", nid="backupfast",
+               people={**people, "registrant": standards_body})
+
+
+@pytest.mark.postgres
+def test_a_round_trip_into_an_empty_database_reproduces_every_row(history, tmp_path):
+    path = tmp_path / "registry.json"
+    call_command("backup", str(path), "--with-passwords", verbosity=0)
+    target = f"{settings.DATABASES['default']['NAME']}_restore"[:63]
+    admin = psycopg.connect(_server_url("postgres"), autocommit=True)
+    admin.execute(f'DROP DATABASE IF EXISTS "{target}"')
+    admin.execute(f'CREATE DATABASE "{target}"')
+    try:
+        url = _server_url(target)
+        assert _manage("migrate", "--noinput", database_url=url).returncode == 0
+        restored = _manage("restore", str(path), database_url=url)
+        assert restored.returncode == 0, restored.stderr
+        with psycopg.connect(url) as other, connection.cursor() as here:
+            there = other.cursor()
+            for table in _tables():
+                assert _rows(there, table) == _rows(here, table), table
+            assert _triggers(there) == _triggers(here) and len(_triggers(here)) >= 4
+            names = "SELECT name FROM auth_group ORDER BY id"
+            assert _rows(there, "auth_group") == _rows(here, "auth_group") or (
+                there.execute(names).fetchall() == here.execute(names).fetchall())
+            # The history is still append-only after the restore...
+            with pytest.raises(psycopg.errors.IntegrityConstraintViolation):
+                there.execute("UPDATE namespaces_templateversion SET purpose = 'rewritten'")
+            other.rollback()
+            # ...and the next row gets a fresh id.
+            there.execute("SELECT max(id) FROM review_comment")
+            highest = there.fetchone()[0]
+            there.execute("SELECT nextval(pg_get_serial_sequence('review_comment', 'id'))")
+            assert there.fetchone()[0] > highest
+        # A second restore is refused: the database is no longer empty.
+        again = _manage("restore", str(path), database_url=url)
+        assert again.returncode != 0 and "not empty" in again.stderr
+    finally:
+        admin.execute(f'DROP DATABASE IF EXISTS "{target}" WITH (FORCE)')
+        admin.close()
+
+
+def test_passwords_are_left_out_unless_asked_for(history, tmp_path):
+    plain, secret = tmp_path / "plain.json", tmp_path / "secret.json"
+    call_command("backup", str(plain), verbosity=0)
+    call_command("backup", str(secret), "--with-passwords", verbosity=0)
+    users = [o for o in json.loads(plain.read_text())["objects"] if o["model"] == "accounts.user"]
+    assert users and all("password" not in u["fields"] for u in users)
+    assert "md5$" in secret.read_text() or "pbkdf2" in secret.read_text()
+
+
+def test_restore_refuses_a_database_that_is_not_empty(history, tmp_path):
+    path = tmp_path / "registry.json"
+    call_command("backup", str(path), verbosity=0)
+    with pytest.raises(CommandError, match="not empty"):
+        call_command("restore", str(path))
+
+
+@pytest.mark.parametrize("content", ["", "[", "[]", '{"format": "other"}',
+                                     '{"format": "urn-registry-backup", "version": 99}'])
+def test_restore_refuses_a_file_that_is_not_a_backup(db, tmp_path, content):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(CommandError, match="backup"):
+        call_command("restore", str(path))
+
+
+def test_restore_without_passwords_makes_accounts_that_need_a_reset(db, tmp_path, registrant):
+    from registry.accounts.models import User
+
+    path = tmp_path / "plain.json"
+    call_command("backup", str(path), verbosity=0)
+    User.objects.all().delete()
+    from allauth.account.models import EmailAddress
+
+    assert not EmailAddress.objects.exists()
+    call_command("restore", str(path), verbosity=0)
+    restored = User.objects.get(email=registrant.email)
+    assert restored.pk == registrant.pk and not restored.has_usable_password()
