@@ -13,7 +13,6 @@ from allauth.account import forms as allauth_forms
 from django import forms
 
 from registry.accounts.models import User
-
 from registry.text_policy import TextPolicyForm
 
 
