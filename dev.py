@@ -82,6 +82,9 @@ def start(argv: list[str]) -> None:
     quiet = {**env, "LOG_LEVEL": env.get("LOG_LEVEL", "ERROR")}
     manage("migrate", "--noinput", "-v", "0", env=quiet)
     manage("import_registry", env=quiet)
+    templates = ROOT.parent / "shared" / "data" / "templates"
+    if templates.is_dir():  # the real templates of isbn, xmpp, 3gpp... as their versions
+        manage("import_templates", str(templates), env=quiet)
     manage("seed_demo", env=quiet)
     say(f"links in mail use {env['SITE_URL']}")
     say(f"serving on http://{address}/  (Ctrl-C stops it)")

@@ -180,6 +180,13 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 6 * 60 * 60.0,
     },
 }
+# Where sync_iana reads IANA's registry; empty (the default) turns the daily sync off.
+IANA_SYNC_URL = env_str("IANA_SYNC_URL", "")
+if IANA_SYNC_URL:
+    CELERY_BEAT_SCHEDULE["sync-iana"] = {
+        "task": "registry.namespaces.tasks.sync_iana_task",
+        "schedule": 24 * 60 * 60.0,
+    }
 
 # Mail
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")

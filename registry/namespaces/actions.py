@@ -8,15 +8,22 @@ admin, the review workflow and management commands call these; none copies them.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.db import IntegrityError, transaction
 
+from registry.namespaces import xrefs
+from registry.namespaces.iana import Person as IanaPerson
+from registry.namespaces.iana import Record
 from registry.namespaces.models import (
     InformalNumberCounter,
     Namespace,
     NamespaceEvent,
+    Person,
+    RegistryEvent,
+    RegistryMetadata,
     TemplateVersion,
 )
 from registry.namespaces.template import TEXT_FIELDS
@@ -100,6 +107,7 @@ def namespace_register(
                 nid=nid, kind=kind, informal_number=number, registered_on=date,
                 holder=holder, organisation=organisation, search_text=search_text,
                 references=registry_references(values),
+                contact=_contact_person(values, date) if number is not None else [],
             )
     except IntegrityError:
         raise NIDConflict(_taken_message(nid)) from None
@@ -119,17 +127,36 @@ _RFC_POINTER = re.compile(r"\s*RFC\s?(\d+)\s*", re.IGNORECASE)
 _URL = re.compile(r"https?://\S+")
 
 
-def registry_references(values: dict[str, str]) -> list[str]:
-    """The registry's "Reference" column for a registration made here, in IANA's
-    style: "RFC8458" for an RFC, else "Organisation <documentation URL>"."""
+def registry_references(values: dict[str, str]) -> list[xrefs.Xref]:
+    """The registry's "Reference" column for a registration made here, typed as IANA
+    types it: the RFC, else the organisation linked to its documentation URL."""
     documentation = (values.get("documentation") or "").strip()
-    organisation = (values.get("registrant_organisation") or "").strip()
+    organisation = xrefs.xml_safe(values.get("registrant_organisation") or "").strip()
     if m := _RFC_POINTER.fullmatch(documentation):
-        return [f"RFC{m.group(1)}"]
-    if m := _URL.search(documentation):
-        return [f"{organisation} <{m.group(0).rstrip('.,;)')}>" if organisation
-                else m.group(0)]
-    return [organisation] if organisation else []
+        return [{"type": "rfc", "data": f"rfc{m.group(1)}"}]
+    if (m := _URL.search(documentation)) and xrefs.is_web_url(url := m.group(0).rstrip(".,;)")):
+        return [{"type": "uri", "data": url, "text": organisation or url}]
+    return [{"type": "text", "text": organisation}] if organisation else []
+
+
+def _contact_person(values: dict[str, str], date: dt.date) -> list[xrefs.Xref]:
+    """An informal namespace's contact, as IANA records it: a person in its
+    ``<people>`` (the address written as IANA writes it, with "&" for "@")."""
+    name = xrefs.xml_safe(values.get("contact_name") or "").strip()
+    email = (values.get("contact_email") or "").strip()
+    if not name and not email:
+        organisation = (values.get("registrant_organisation") or "").strip()
+        return [{"type": "text", "text": organisation}] if organisation else []
+    taken = set(Person.objects.values_list("person_id", flat=True))
+    person = Person.objects.create(
+        person_id=xrefs.person_id(name or email.split("@")[0], taken), name=name,
+        uris=[f"mailto:{email.replace('@', '&')}"] if email else [], updated=date,
+    )
+    RegistryEvent.objects.create(kind=RegistryEvent.Kind.PERSON_ADDED,
+                                 subject=person.person_id,
+                                 after=_describe(_person_values(IanaPerson(
+                                     person.person_id, person.name, "", person.uris, date))))
+    return [{"type": "person", "data": person.person_id}]
 
 
 def _taken_message(nid: str) -> str:
@@ -142,15 +169,25 @@ def _taken_message(nid: str) -> str:
 @transaction.atomic
 def version_publish(
     *, namespace: Namespace, values: dict[str, str], date: dt.date, actor,
-    fast_track: bool = False, source_request=None,
+    fast_track: bool = False, source_request=None, number: int | None = None,
+    nid: str | None = None,
 ) -> TemplateVersion:
-    """Publish the next version of a namespace's template (section 6.2 revisions)."""
+    """Publish the next version of a namespace's template (section 6.2 revisions).
+
+    ``number`` publishes a version under the number its template gives (an
+    imported RFC's "Version: 3"); it must come after every published version,
+    which is never overwritten. ``nid`` is the NID as the template writes it."""
     namespace = Namespace.objects.select_for_update().get(pk=namespace.pk)
     if not (values.get("revision_information") or "").strip() and namespace.versions.exists():
         raise RegistryError("A revision must describe its differences from the prior version.")
     last = namespace.versions.order_by("-number").values_list("number", flat=True).first() or 0
+    if number is not None and number <= last:
+        raise RegistryError(f"Version {number} of {namespace.nid} cannot be published: version "
+                            f"{last} is already published, and published versions never change.")
+    if nid is not None and nid.lower() != namespace.nid.lower():
+        raise RegistryError(f'A template for "{nid}" cannot be a version of {namespace.nid}.')
     version = TemplateVersion.objects.create(
-        namespace=namespace, number=last + 1, date=date, nid=namespace.nid,
+        namespace=namespace, number=number or last + 1, date=date, nid=nid or namespace.nid,
         fast_track=fast_track, published_by=actor, source_request=source_request,
         **{name: values.get(name, "") for name in TEXT_FIELDS},
     )
@@ -216,8 +253,8 @@ def replacement_namespace(namespace: Namespace, nid: str) -> Namespace:
 
 # The registry row's own fields, which IANA staff keep (everything else of a
 # namespace comes from its registration template or its status).
-RECORD_FIELDS = ("holder", "references", "registry_note", "registered_on", "template_url",
-                 "template_date")
+STAFF_FIELDS = ("holder", "references", "registry_note", "registered_on", "template_url",
+                "template_date")
 
 
 def _show(value: object) -> object:
@@ -234,7 +271,7 @@ def _show(value: object) -> object:
 def check_record(changes: dict[str, object]) -> None:
     """Refuse values the registry row cannot hold, naming the field (forms call this
     before saving, so the error shows at the field)."""
-    unknown = set(changes) - set(RECORD_FIELDS)
+    unknown = set(changes) - set(STAFF_FIELDS)
     if unknown:
         raise RegistryError(f"Not a field of the registry record: {', '.join(sorted(unknown))}.")
     references = changes.get("references", [])
@@ -275,49 +312,150 @@ def namespace_update_record(*, namespace: Namespace, changes: dict[str, object],
     return namespace
 
 
-@transaction.atomic
-def namespace_import(*, row: dict, kind: str, actor=None) -> tuple[Namespace, bool]:
-    """Insert or refresh one row of IANA's registry (idempotent). Returns (namespace, created).
+# The fields of a namespace that mirror a row of IANA's registry.
+RECORD_FIELDS = ("registered_on", "record_updated", "references", "template_url", "contact",
+                 "template_date", "registry_note", "organisation")
 
-    Only the registry row is imported; template text that is not known stays empty."""
-    nid = row["name"]
+
+def _record_fields(record: Record) -> dict[str, Any]:
     fields = {
-        "registered_on": _date(row.get("date")),
-        "references": list(row.get("refs") or []),
-        "template_url": row.get("template_url") or "",
-        "template_date": _date(row.get("template_date")),
-        "registry_note": "; ".join(row.get("notes") or []),
-        "organisation": row.get("registrant") or "",
+        "registered_on": record.date,
+        "record_updated": record.updated,
+        "references": [dict(x) for x in record.references],
+        "template_url": record.template_url,
+        "contact": [dict(x) for x in record.contact] if record.kind == "informal" else [],
+        "template_date": record.template_date,
+        "registry_note": record.notes,
+        "organisation": record.organisation or None,
     }
-    existing = Namespace.objects.select_for_update().by_nid(nid).first()
+    # The JSON layout says these; IANA's XML does not, and then they stay as they are.
+    # A row that names no registrant keeps the organisation a published template gave.
+    return {k: v for k, v in fields.items() if v is not None or k in
+            ("registered_on", "record_updated")}
+
+
+def record_changes(namespace: Namespace, record: Record) -> list[str]:
+    """What differs between a namespace and IANA's row for it, one line per field."""
+    changes = []
+    for key, value in _record_fields(record).items():
+        if _comparable(getattr(namespace, key)) != _comparable(value):
+            changes.append(f"{key}: {_show(getattr(namespace, key))} -> {_show(value)}")
+    return changes
+
+
+def _comparable(value: Any) -> Any:
+    if isinstance(value, list):
+        return [xrefs.from_label(v) if isinstance(v, str) else
+                {k: v[k] for k in sorted(v) if v[k] not in ("", None)} for v in value]
+    return value if value not in ("",) else None
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(
+            xrefs.label(xrefs.from_label(v) if isinstance(v, str) else v) for v in value) + "]"
+    return value.isoformat() if isinstance(value, dt.date) else repr(value or "")
+
+
+@transaction.atomic
+def namespace_import(*, record: Record, actor: Any = None, source: str = "",
+                     new_kind: str = NamespaceEvent.Kind.IMPORTED) -> tuple[Namespace, list[str]]:
+    """Insert or bring in line one row of IANA's registry. Returns the namespace and
+    the changes made ([] for an unchanged row, ["new"] for a new one).
+
+    A new row gets a ``new_kind`` event (IMPORTED on a first import, SYNCED when
+    IANA added it later); every change to an existing row a SYNCED event naming
+    each field. Template text that is not in the source stays empty, never invented."""
+    fields = _record_fields(record)
+    existing = Namespace.objects.select_for_update().by_nid(record.name).first()
     if existing is not None:
-        changed = [k for k, v in fields.items() if getattr(existing, k) != v]
-        if changed:
-            # A refresh from IANA's registry is a change of the record like any other.
+        if existing.kind != record.kind:
+            raise RegistryError(f"{record.name} is {existing.kind} here but {record.kind} in "
+                                f"{source or 'the source'}; a NID never changes kind.")
+        changes = record_changes(existing, record)
+        if changes:
+            for key in fields:
+                setattr(existing, key, fields[key])
+            existing.save(update_fields=[*fields, "updated_at"])
             NamespaceEvent.objects.create(
-                namespace=existing, kind=NamespaceEvent.Kind.RECORD_CHANGED, actor=actor,
+                namespace=existing, kind=NamespaceEvent.Kind.SYNCED, actor=actor,
                 from_status=existing.status, to_status=existing.status,
-                comment="Refreshed from IANA's registry.",
-                changes={k: [_show(getattr(existing, k)), _show(fields[k])] for k in changed},
+                comment=f"From {source or 'IANA'}: " + "; ".join(changes),
             )
-        for key in changed:
-            setattr(existing, key, fields[key])
-        if changed:
-            existing.save(update_fields=[*changed, "updated_at"])
-        return existing, False
-    number = int(row["value"]) if kind == Namespace.Kind.INFORMAL else None
-    namespace = Namespace.objects.create(nid=nid, kind=kind, informal_number=number, **fields)
+        return existing, changes
+    number = record.number
+    try:
+        with transaction.atomic():
+            namespace = Namespace.objects.create(nid=record.name, kind=record.kind,
+                                                 informal_number=number, **fields)
+    except IntegrityError:
+        raise RegistryError(f"{record.name}: its number or NID is already taken here by "
+                            "another namespace.") from None
     if number is not None:
         counter = _locked_counter()
         if number > counter.last_assigned:
             counter.last_assigned = number
             counter.save(update_fields=["last_assigned"])
     NamespaceEvent.objects.create(
-        namespace=namespace, kind=NamespaceEvent.Kind.IMPORTED, actor=actor,
-        to_status=namespace.status,
+        namespace=namespace, kind=new_kind, actor=actor, to_status=namespace.status,
+        comment="" if new_kind == NamespaceEvent.Kind.IMPORTED
+        else f"New in {source or 'IANA'}.",
     )
-    return namespace, True
+    return namespace, ["new"]
 
 
-def _date(text: str | None) -> dt.date | None:
-    return dt.date.fromisoformat(text) if text else None
+def _person_values(person: IanaPerson) -> dict[str, Any]:
+    return {"name": person.name, "org": person.org, "uris": list(person.uris),
+            "updated": person.updated}
+
+
+@transaction.atomic
+def person_sync(*, person: IanaPerson, actor: Any = None) -> str:
+    """Add or bring in line one entry of IANA's ``<people>``; returns what changed
+    ("" when nothing did), and records it as a RegistryEvent."""
+    values = _person_values(person)
+    existing = Person.objects.select_for_update().filter(person_id=person.person_id).first()
+    if existing is None:
+        Person.objects.create(person_id=person.person_id, **values)
+        RegistryEvent.objects.create(kind=RegistryEvent.Kind.PERSON_ADDED,
+                                     subject=person.person_id, after=_describe(values),
+                                     actor=actor)
+        return "added"
+    before = {k: getattr(existing, k) for k in values}
+    if before == values:
+        return ""
+    for key, value in values.items():
+        setattr(existing, key, value)
+    existing.save()
+    RegistryEvent.objects.create(kind=RegistryEvent.Kind.PERSON_CHANGED,
+                                 subject=person.person_id, before=_describe(before),
+                                 after=_describe(values), actor=actor)
+    return "changed"
+
+
+def _describe(values: dict[str, Any]) -> str:
+    return json.dumps(values, default=str, sort_keys=True)
+
+
+@transaction.atomic
+def registry_metadata_set(*, key: str, actor: Any = None, experts: str | None = None,
+                          updated: dt.date | None = None) -> list[str]:
+    """Set the designated experts of a sub-registry as IANA lists them, or the date
+    IANA gives as the registry's last update; each change an event."""
+    meta, _ = RegistryMetadata.objects.get_or_create(key=key)
+    meta = RegistryMetadata.objects.select_for_update().get(pk=meta.pk)
+    changes = []
+    if experts is not None and experts != meta.experts:
+        RegistryEvent.objects.create(kind=RegistryEvent.Kind.EXPERTS_CHANGED, subject=key,
+                                     before=meta.experts, after=experts, actor=actor)
+        meta.experts = experts
+        changes.append(f"experts of {key}: {experts}")
+    if updated is not None and updated != meta.updated:
+        RegistryEvent.objects.create(kind=RegistryEvent.Kind.UPDATED_CHANGED, subject=key,
+                                     before=meta.updated.isoformat() if meta.updated else "",
+                                     after=updated.isoformat(), actor=actor)
+        meta.updated = updated
+        changes.append(f"updated: {updated.isoformat()}")
+    if changes:
+        meta.save()
+    return changes

@@ -15,13 +15,20 @@ from registry.accounts.models import User
 from registry.namespaces.actions import (
     ACTIVE,
     DEPRECATED,
-    RECORD_FIELDS,
+    STAFF_FIELDS,
     RegistryError,
     namespace_set_status,
     namespace_update_record,
 )
 from registry.namespaces.forms import DeprecateForm, RecordForm, ReinstateForm
-from registry.namespaces.models import Namespace, NamespaceEvent, TemplateVersion
+from registry.namespaces.models import (
+    Namespace,
+    NamespaceEvent,
+    Person,
+    RegistryEvent,
+    RegistryMetadata,
+    TemplateVersion,
+)
 from registry.namespaces.template import TEXT_FIELDS
 
 
@@ -71,9 +78,10 @@ class NamespaceAdmin(admin.ModelAdmin):
     search_fields = ("nid", "organisation")
     ordering = ("nid",)
     readonly_fields = ("nid", "kind", "informal_number", "status", "status_note", "replaced_by",
-                       "organisation", "created_at", "updated_at")
+                       "organisation", "record_updated", "contact", "created_at", "updated_at")
     fields = ("nid", "kind", "informal_number", "status", "status_note", "replaced_by",
-              *RECORD_FIELDS, "reason", "organisation", "created_at", "updated_at")
+              *STAFF_FIELDS, "record_updated", "contact", "reason", "organisation",
+              "created_at", "updated_at")
     inlines = [VersionInline, EventInline]
     actions = ["deprecate", "reinstate"]
 
@@ -140,3 +148,34 @@ class TemplateVersionAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """IANA's side of the registry: changed by import_registry and sync_iana, which
+    record each change as an event; the admin shows it."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Person)
+class PersonAdmin(ReadOnlyAdmin):
+    list_display = ("person_id", "name", "org", "updated")
+    search_fields = ("person_id", "name", "org")
+
+
+@admin.register(RegistryMetadata)
+class RegistryMetadataAdmin(ReadOnlyAdmin):
+    list_display = ("key", "experts", "updated")
+
+
+@admin.register(RegistryEvent)
+class RegistryEventAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "kind", "subject", "actor")
+    list_filter = ("kind",)

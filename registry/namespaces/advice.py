@@ -1,17 +1,31 @@
-"""Section 5.1's "should be aware" warnings, with the data they need: IANA's URI
-scheme names (fixtures/uri-schemes.txt, from shared/data) and ISO 3166-1 codes
-(pycountry). Warnings inform applicants and experts; they never refuse a NID."""
+"""The conflict warnings of sections 5.1 and 6.2 (registry.urns.confusion), fed
+from the database: registered NIDs and their organisations, NIDs proposed in
+open requests, IANA's URI scheme names (fixtures/uri-schemes.txt, from
+shared/data) and ISO 3166-1 (pycountry). Warnings inform applicants and
+experts; they never refuse a NID.
+
+The index is built once per process and rebuilt when the registry or the set
+of open requests changes (a fingerprint of two aggregate queries), so a
+warning costs a few milliseconds, and the live check can run on every keystroke.
+"""
 
 from __future__ import annotations
 
+import threading
 from functools import lru_cache
 
 import pycountry
 from django.conf import settings
+from django.db.models import Count, Max
+from django.urls import reverse
 
-from registry.urns import Problem, advise_formal_nid
+from registry.namespaces.models import Namespace
+from registry.urns import Problem
+from registry.urns.confusion import ConfusionIndex, Holder
 
 URI_SCHEMES_FILE = settings.BASE_DIR / "fixtures" / "uri-schemes.txt"
+_lock = threading.Lock()
+_cache: dict[str, tuple[tuple, ConfusionIndex]] = {}
 
 
 @lru_cache(maxsize=1)
@@ -27,7 +41,62 @@ def country_codes() -> frozenset[str]:
                      for code in (country.alpha_2, country.alpha_3))
 
 
-def nid_warnings(nid: str) -> list[Problem]:
+@lru_cache(maxsize=1)
+def country_names() -> frozenset[str]:
+    return frozenset(name for country in pycountry.countries
+                     for name in (country.name, getattr(country, "common_name", ""),
+                                  getattr(country, "official_name", "")) if name)
+
+
+def _open_requests():
+    from registry.review.models import RegistrationRequest
+
+    return RegistrationRequest.objects.open().filter(revises__isnull=True).exclude(proposed_nid="")
+
+
+def _fingerprint() -> tuple:
+    registered = Namespace.objects.aggregate(n=Count("pk"), last=Max("pk"), at=Max("updated_at"))
+    requested = _open_requests().aggregate(n=Count("pk"), at=Max("updated_at"))
+    return (registered["n"], registered["last"], registered["at"], requested["n"],
+            requested["at"])
+
+
+def confusion_index() -> ConfusionIndex:
+    """The index of everything a proposed NID can be confused with, as of now."""
+    fingerprint = _fingerprint()
+    cached = _cache.get("index")
+    if cached is not None and cached[0] == fingerprint:
+        return cached[1]
+    registered = [
+        Holder(nid, reverse("namespaces:detail", args=[nid]), organisation)
+        for nid, organisation in Namespace.objects.values_list("nid", "organisation")
+    ]
+    requested = [
+        Holder(nid, reverse("review:request", args=[pk]), organisation, True, f"request:{pk}")
+        for pk, nid, organisation in _open_requests().values_list(
+            "pk", "proposed_nid", "registrant_organisation")
+    ]
+    index = ConfusionIndex(registered=registered, requested=requested,
+                           uri_schemes=uri_schemes(), country_codes=country_codes(),
+                           country_names=country_names())
+    with _lock:
+        _cache["index"] = (fingerprint, index)
+    return index
+
+
+def nid_warnings(nid: str, *, organisation: str = "", request_id: int | None = None,
+                 index: ConfusionIndex | None = None) -> list[Problem]:
+    """Every warning for a proposed formal NID; ``request_id`` is the request
+    that proposes it, not to be compared with itself."""
     if not nid:
         return []
-    return advise_formal_nid(nid, uri_schemes=uri_schemes(), country_codes=country_codes())
+    index = index or confusion_index()
+    return index.warnings(nid, organisation=organisation,
+                          exclude=[f"request:{request_id}"] if request_id else [])
+
+
+def warning_json(problem: Problem) -> dict[str, str]:
+    """A warning as the live check's JSON gives it."""
+    return {"code": problem.code, "message": problem.message, "matched": problem.matched,
+            "link": problem.link, "rule": f"RFC 8141 section {problem.section}",
+            "rule_link": problem.rule_link}

@@ -6,7 +6,9 @@ so clients poll with If-None-Match / If-Modified-Since and get 304s."""
 from __future__ import annotations
 
 import json
+from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.contrib.syndication.views import Feed
 from django.core.paginator import EmptyPage, PageNotAnInteger, Paginator
 from django.db.models import Max
@@ -16,11 +18,22 @@ from django.utils.feedgenerator import Atom1Feed
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import condition, require_GET, require_http_methods
 
+from registry.namespaces import xrefs
 from registry.namespaces.checker import MAX_URNS, check_urns, split_lines
-from registry.namespaces.exports import registry_csv, registry_xml
-from registry.namespaces.models import Namespace, NamespaceEvent
+from registry.namespaces.exports import (
+    attach_version_facts,
+    exported_namespaces,
+    record_updated,
+    registry_csv,
+    registry_xml,
+    sub_registry_csv,
+    template_url,
+)
+from registry.namespaces.models import Namespace, NamespaceEvent, reference_link
+from registry.namespaces.openapi import openapi_document
 from registry.namespaces.template import TEXT_FIELDS
 from registry.namespaces.views import registry_etag, registry_last_modified
+from registry.namespaces.xrefs import xml_safe
 from registry.protection import limited
 
 API_PAGE_SIZE = 100
@@ -29,6 +42,20 @@ cached = condition(etag_func=registry_etag, last_modified_func=registry_last_mod
 
 def _absolute(request, path: str) -> str:
     return request.build_absolute_uri(path)
+
+
+def _reference(xref) -> dict:
+    """A typed reference as IANA types it, with the label and link the pages show."""
+    typed = xrefs.from_label(xref) if isinstance(xref, str) else xref
+    text, url = reference_link(typed)
+    return {"type": typed.get("type", "text"), "data": typed.get("data"),
+            "label": text, "url": url or None}
+
+
+def _with_version_facts(page) -> list[Namespace]:
+    namespaces = list(page)
+    attach_version_facts(namespaces)
+    return namespaces
 
 
 def namespace_summary(request, ns: Namespace) -> dict:
@@ -40,9 +67,11 @@ def namespace_summary(request, ns: Namespace) -> dict:
         "status_note": ns.status_note,
         "replaced_by": ns.replaced_by.nid if ns.replaced_by else None,
         "registration_date": ns.registered_on.isoformat() if ns.registered_on else None,
-        "references": ns.references,
+        "updated": updated.isoformat() if (updated := record_updated(ns)) else None,
+        "references": [_reference(x) for x in ns.references],
+        "contact": [_reference(x) for x in ns.contact],
         "organisation": ns.organisation,
-        "template_url": ns.template_url or None,
+        "template_url": template_url(ns) or None,
         "url": _absolute(request, ns.get_absolute_url()),
         "api_url": _absolute(request, reverse("namespaces:api-detail", args=[ns.nid])),
     }
@@ -75,14 +104,14 @@ def namespaces_list(request):
         "pages": paginator.num_pages,
         "next": link(page.next_page_number()) if page.has_next() else None,
         "previous": link(page.previous_page_number()) if page.has_previous() else None,
-        "results": [namespace_summary(request, ns) for ns in page],
+        "results": [namespace_summary(request, ns) for ns in _with_version_facts(page)],
     })
 
 
 @require_GET
 @cached
 def namespace_detail(request, nid):
-    ns = Namespace.objects.by_nid(nid).select_related("replaced_by").first()
+    ns = exported_namespaces().by_nid(nid).select_related("replaced_by").first()
     if ns is None:
         return JsonResponse({"error": f"no namespace {nid[:64]!r}",
                              "did_you_mean": Namespace.objects.similar_to(nid)}, status=404)
@@ -146,55 +175,98 @@ def _posted_urns(request) -> list[str]:
 @require_GET
 @cached
 def registry_xml_view(request):
-    updated = registry_last_modified(request)
-    body = registry_xml(Namespace.objects.sorted_by("nid"),
-                        updated=updated.date().isoformat() if updated else "")
-    return HttpResponse(body, content_type="application/xml; charset=utf-8")
+    return HttpResponse(registry_xml(), content_type="application/xml; charset=utf-8")
+
+
+def _csv_response(body: str, filename: str) -> HttpResponse:
+    response = HttpResponse(body, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'inline; filename="{filename}"'
+    return response
 
 
 @require_GET
 @cached
 def registry_csv_view(request):
-    response = HttpResponse(registry_csv(Namespace.objects.sorted_by("nid")),
-                            content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = 'inline; filename="urn-namespaces.csv"'
-    return response
+    return _csv_response(registry_csv(), "urn-namespaces.csv")
+
+
+@require_GET
+@cached
+def formal_csv_view(request):
+    return _csv_response(sub_registry_csv("formal"), "urn-namespaces-1.csv")
+
+
+@require_GET
+@cached
+def informal_csv_view(request):
+    return _csv_response(sub_registry_csv("informal"), "urn-namespaces-2.csv")
+
+
+class TextAtom1Feed(Atom1Feed):
+    """Atom whose entry summaries are plain text (``type="text"``): stored fields are
+    never published as HTML a feed reader would render."""
+
+    def add_item_elements(self, handler, item):
+        summary = item["description"]
+        super().add_item_elements(handler, {**item, "description": None})
+        if summary:
+            handler.addQuickElement("summary", summary, {"type": "text"})
+
+
+FEED_AUTHOR = "URN Namespace Registry"
+
+
+def _tag(specific: str) -> str:
+    """A tag: URI (RFC 4151) under SITE_URL's host, whatever Host a request names."""
+    host = urlsplit(settings.SITE_URL).hostname or "localhost"
+    return f"tag:{host},2026:{specific}"
 
 
 class RegistryFeed(Feed):
-    """Atom feed of registry changes: new namespaces, new versions, status changes."""
+    """Atom feed of registry changes: new namespaces, new versions, status changes,
+    and the changes brought over from IANA's registry."""
 
-    feed_type = Atom1Feed
+    feed_type = TextAtom1Feed
     title = "URN Namespace Registry: changes"
     subtitle = "New URN namespaces, new versions of their templates, and status changes."
+    author_name = FEED_AUTHOR
 
     def link(self):
         return reverse("namespaces:registry")
+
+    def feed_guid(self):
+        return _tag("feed")
 
     def items(self):
         return (NamespaceEvent.objects.exclude(kind=NamespaceEvent.Kind.IMPORTED)
                 .select_related("namespace", "version")[:50])
 
     def item_title(self, item):
+        ns = item.namespace
         if item.kind == NamespaceEvent.Kind.REGISTERED:
-            return f"New {item.namespace.kind} namespace: {item.namespace.nid}"
+            return xml_safe(f"New {ns.kind} namespace: {ns.nid}")
         if item.kind == NamespaceEvent.Kind.VERSION_PUBLISHED:
-            return f"{item.namespace.nid}: version {item.version.number}"
-        return f"{item.namespace.nid} is now {item.to_status}"
+            return xml_safe(f"{ns.nid}: version {item.version.number}")
+        if item.kind == NamespaceEvent.Kind.SYNCED:
+            return xml_safe(f"{ns.nid}: brought in line with IANA's registry")
+        return xml_safe(f"{ns.nid} is now {item.to_status}")
 
     def item_description(self, item):
         if item.version_id:
-            return item.version.revision_information or item.version.purpose[:500]
-        return item.comment
+            return xml_safe(item.version.revision_information or item.version.purpose[:500])
+        return xml_safe(item.comment)
 
     def item_link(self, item):
         return item.version.get_absolute_url() if item.version_id else (
             item.namespace.get_absolute_url())
 
     def item_guid(self, item):
-        return f"tag:urn-registry,2026:event-{item.pk}"
+        return _tag(f"event-{item.pk}")
 
     item_guid_is_permalink = False
+
+    def item_author_name(self, item):
+        return FEED_AUTHOR
 
     def item_pubdate(self, item):
         return item.created_at
@@ -208,3 +280,10 @@ def feed_last_modified(request, *args, **kwargs):
 
 
 registry_feed = condition(last_modified_func=feed_last_modified)(RegistryFeed())
+
+
+@require_GET
+def openapi_schema(request):
+    """The OpenAPI 3.1 description of the JSON API."""
+    return JsonResponse(openapi_document(settings.SITE_URL),
+                        json_dumps_params={"indent": 1})

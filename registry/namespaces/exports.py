@@ -1,129 +1,272 @@
-"""The registry as IANA-style XML and CSV, generated from the same rows the
-pages show, and the XML read back for import (round trip)."""
+"""The registry in IANA's formats, each built whole by one function from the rows
+the pages show:
+
+- :func:`registry_xml`: ``urn-namespaces.xml`` exactly as IANA publishes it, valid
+  against IANA's RELAX NG schema (``fixtures/iana/urn-namespaces.rng``). What that
+  schema cannot hold (status, deprecation pointer, versions) is in the JSON API and
+  the Atom feed instead.
+- :func:`sub_registry_csv`: IANA's CSV of one sub-registry (``urn-namespaces-1.csv``,
+  ``urn-namespaces-2.csv``), IANA's columns first.
+- :func:`registry_csv`: both sub-registries in one file with a ``kind`` column and
+  everything the registry knows of each row.
+
+Stored text is made safe for its format here: characters XML 1.0 cannot carry are
+dropped, and CSV cells that a spreadsheet would run as a formula are neutralised.
+"""
 
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
-import re
-import xml.etree.ElementTree as ET  # noqa: S405 - writing, and parsing our own export below
-from collections.abc import Iterable
+import xml.etree.ElementTree as ET  # noqa: S405 - used to write XML only
 
-from registry.namespaces.models import Namespace
+from django.conf import settings
+from django.db.models import Count, Max
+from django.urls import reverse
 
-XML_NS = "http://www.iana.org/assignments"
-REGISTRY_TITLE = "Uniform Resource Names (URN) Namespaces"
-FORMAL_RULE = (
-    "Expert Review, per Section 6 of RFC 8141. Fast-track procedure for standards "
-    "organizations described in Section 6.3."
+from registry.namespaces import xrefs
+from registry.namespaces.iana import FORMAL_ID, INFORMAL_ID, XML_NS
+from registry.namespaces.models import (
+    Namespace,
+    NamespaceEvent,
+    Person,
+    RegistryMetadata,
+    TemplateVersion,
 )
-INFORMAL_RULE = "First Come First Served; the NID is assigned by IANA (RFC 8141 section 5.2)."
-CSV_COLUMNS = ["kind", "name", "date", "refs", "template_url", "template_date", "registrant",
-               "notes", "status"]
-_RFC_REF = re.compile(r"RFC(\d+)")
+from registry.namespaces.xrefs import Xref, xml_safe
+
+REGISTRY_TITLE = "Uniform Resource Names (URN) Namespaces"
+REGISTRY_CATEGORY = "Uniform Resource Names (URN)"
+REGISTRY_NOTE = "This is the Official IANA Registry of URN Namespaces."
+RFC8141: Xref = {"type": "rfc", "data": "rfc8141"}
+SUB_REGISTRIES = {
+    # kind: (id, title, registration rule after "Expert Review, per Section 6 of RFC 8141.")
+    "formal": (FORMAL_ID, "Formal URN Namespaces",
+               " \nFast-track procedure for standards organizations described in Section 6.3."),
+    "informal": (INFORMAL_ID, "Informal URN Namespaces", ""),
+}
+SUB_REGISTRY_CSV_COLUMNS = ["URN Namespace", "Template", "Reference", "Date", "Updated"]
+CSV_COLUMNS = ["kind", "nid", "informal_number", "date", "updated", "template_url",
+               "references", "contact", "status", "status_note", "template_date",
+               "registry_note"]
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
-def _rows(namespaces: Iterable[Namespace]) -> Iterable[tuple[str, dict]]:
+# --- what the exports share ---------------------------------------------------------
+
+
+def exported_namespaces(kind: str | None = None):
+    """The namespaces in IANA's order (formal by NID, informal by number), with the
+    version facts the exports need, in one query."""
+    queryset = Namespace.objects.with_version_facts()
+    if kind == "formal":
+        return queryset.formal().sorted_by("nid")
+    if kind == "informal":
+        return queryset.informal().sorted_by("number")
+    return queryset.order_by("kind", "informal_number", "nid")
+
+
+def attach_version_facts(namespaces: list[Namespace]) -> None:
+    """Set ``version_count`` and ``last_version_date`` on a page of namespaces in one
+    query (a subquery per row would be computed for every row an OFFSET skips)."""
+    facts = {row["namespace"]: row for row in TemplateVersion.objects.filter(
+        namespace__in=[ns.pk for ns in namespaces]).order_by().values("namespace").annotate(
+        n=Count("pk"), last=Max("date"))}
     for ns in namespaces:
-        yield ns.kind, {
-            "name": ns.nid,
-            "value": ns.informal_number,
-            "date": ns.registered_on.isoformat() if ns.registered_on else "",
-            "refs": list(ns.references),
-            "template_url": ns.template_url,
-            "template_date": ns.template_date.isoformat() if ns.template_date else "",
-            "registrant": ns.organisation if ns.kind == "informal" else "",
-            "notes": [n for n in ns.registry_note.split("; ") if n],
-            "status": ns.status,
-            "status_note": ns.status_note,
-        }
+        row = facts.get(ns.pk, {})
+        ns.version_count = row.get("n", 0)  # type: ignore[attr-defined]
+        ns.last_version_date = row.get("last")  # type: ignore[attr-defined]
 
 
-def registry_csv(namespaces: Iterable[Namespace]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerow(CSV_COLUMNS)
-    for kind, row in _rows(namespaces):
-        writer.writerow([
-            kind, row["name"], row["date"], "; ".join(row["refs"]), row["template_url"],
-            row["template_date"], row["registrant"], "; ".join(row["notes"]), row["status"],
-        ])
-    return out.getvalue()
+def template_url(ns: Namespace) -> str:
+    """Where the template is published: IANA's page for an imported row, this
+    registry's plain-text template for one registered here."""
+    if ns.template_url:
+        return ns.template_url
+    if getattr(ns, "version_count", 0):
+        return settings.SITE_URL.rstrip("/") + reverse("namespaces:template-txt", args=[ns.nid])
+    return ""
 
 
-def registry_xml(namespaces: Iterable[Namespace], *, updated: str) -> bytes:
+def record_updated(ns: Namespace) -> dt.date | None:
+    """The record's ``updated`` date: IANA's, or the date of its latest revision here."""
+    dates = [ns.record_updated]
+    if getattr(ns, "version_count", 0) > 1:
+        dates.append(getattr(ns, "last_version_date", None))
+    return max((d for d in dates if d), default=None)
+
+
+def _metadata() -> dict[str, RegistryMetadata]:
+    return {m.key: m for m in RegistryMetadata.objects.all()}
+
+
+def last_real_change(metadata: dict[str, RegistryMetadata] | None = None) -> dt.date | None:
+    """The registry's ``updated`` date: the date IANA's registry gives, or the last
+    change made here (NamespaceEvent.objects.last_real_change()), whichever is later."""
+    metadata = _metadata() if metadata is None else metadata
+    changed = NamespaceEvent.objects.last_real_change()
+    dates = [metadata["registry"].updated if "registry" in metadata else None,
+             changed.date() if changed else None]
+    return max((d for d in dates if d), default=None)
+
+
+def experts(kind: str, metadata: dict[str, RegistryMetadata] | None = None) -> str:
+    """The sub-registry's designated experts, as IANA lists them (kept from IANA's
+    file), else the accounts in the designated-expert role."""
+    metadata = _metadata() if metadata is None else metadata
+    if kind in metadata and metadata[kind].experts:
+        return metadata[kind].experts
+    from registry.namespaces.views import designated_experts
+
+    return ", ".join(designated_experts())
+
+
+def _typed(refs: list) -> list[Xref]:
+    return [xrefs.from_label(r) if isinstance(r, str) else r for r in refs]
+
+
+# --- XML ---------------------------------------------------------------------------
+
+
+def _el(parent: ET.Element, tag: str, text: str | None = None, **attrs: str) -> ET.Element:
+    element = ET.SubElement(parent, f"{{{XML_NS}}}{tag}",
+                            {k: xml_safe(v) for k, v in attrs.items()})
+    if text:
+        element.text = xml_safe(text)
+    return element
+
+
+def _xref(parent: ET.Element, xref: Xref) -> ET.Element:
+    attrs = {"type": xref.get("type", "text")}
+    if xref.get("type") != "text" and "data" in xref:
+        attrs["data"] = xref["data"]
+    for name in xrefs.FRAGMENT_ATTRIBUTES:
+        if xref.get(name):
+            attrs[name] = str(xref[name])  # type: ignore[literal-required]
+    return _el(parent, "xref", xref.get("text") or None, **attrs)
+
+
+def registry_xml() -> bytes:
+    """The whole registry as IANA's ``urn-namespaces.xml``."""
     ET.register_namespace("", XML_NS)
     root = ET.Element(f"{{{XML_NS}}}registry", id="urn-namespaces")
-    ET.SubElement(root, f"{{{XML_NS}}}title").text = REGISTRY_TITLE
-    ET.SubElement(root, f"{{{XML_NS}}}updated").text = updated
-    subs = {}
-    for index, (kind, title, rule) in enumerate(
-        (("formal", "Formal URN Namespaces", FORMAL_RULE),
-         ("informal", "Informal URN Namespaces", INFORMAL_RULE)), start=1
-    ):
-        sub = ET.SubElement(root, f"{{{XML_NS}}}registry", id=f"urn-namespaces-{index}")
-        ET.SubElement(sub, f"{{{XML_NS}}}title").text = title
-        ET.SubElement(sub, f"{{{XML_NS}}}registration_rule").text = rule
-        subs[kind] = sub
-    for kind, row in _rows(namespaces):
-        attrs = {"date": row["date"]} if row["date"] else {}
-        record = ET.SubElement(subs[kind], f"{{{XML_NS}}}record", attrs)
-        if kind == "informal":
-            ET.SubElement(record, f"{{{XML_NS}}}name").text = row["name"]
-            ET.SubElement(record, f"{{{XML_NS}}}value").text = str(row["value"])
-        else:
-            ET.SubElement(record, f"{{{XML_NS}}}name").text = row["name"]
-        if row["status"] != "active":
-            status = ET.SubElement(record, f"{{{XML_NS}}}status", note=row["status_note"])
-            status.text = row["status"]
-        if row["template_url"]:
-            file_attrs = {"type": "template"}
-            if row["template_date"]:
-                file_attrs["date"] = row["template_date"]
-            ET.SubElement(record, f"{{{XML_NS}}}file", file_attrs).text = row["template_url"]
-        if row["registrant"]:
-            ET.SubElement(record, f"{{{XML_NS}}}registrant").text = row["registrant"]
-        for ref in row["refs"]:
-            m = _RFC_REF.fullmatch(ref)
-            if m:
-                ET.SubElement(record, f"{{{XML_NS}}}xref", type="rfc", data=f"rfc{m.group(1)}")
-            else:
-                ET.SubElement(record, f"{{{XML_NS}}}xref", type="text").text = ref
-        for note in row["notes"]:
-            ET.SubElement(record, f"{{{XML_NS}}}note").text = note
+    _el(root, "title", REGISTRY_TITLE)
+    _el(root, "category", REGISTRY_CATEGORY)
+    metadata = _metadata()
+    if updated := last_real_change(metadata):
+        _el(root, "updated", updated.isoformat())
+    _el(root, "note", REGISTRY_NOTE)
+    for kind, (sub_id, title, rule_tail) in SUB_REGISTRIES.items():
+        sub = _el(root, "registry", id=sub_id)
+        _el(sub, "title", title)
+        _xref(sub, RFC8141)
+        rule = _el(sub, "registration_rule", "Expert Review, per Section 6 of ")
+        _xref(rule, RFC8141).tail = "." + rule_tail
+        if line := experts(kind, metadata):
+            _el(sub, "expert", line)
+        for ns in exported_namespaces(kind):
+            _record(sub, ns)
+    people = _el(root, "people")
+    for person in Person.objects.order_by("person_id"):
+        element = _el(people, "person", id=person.person_id)
+        if person.name:
+            _el(element, "name", person.name)
+        if person.org:
+            _el(element, "org", person.org)
+        for uri in person.uris:
+            _el(element, "uri", uri)
+        if person.updated:
+            _el(element, "updated", person.updated.isoformat())
     ET.indent(root)
     return ET.tostring(root, encoding="utf-8", xml_declaration=True)
 
 
-def rows_from_registry_xml(text: str) -> tuple[list[dict], list[dict]]:
-    """Registry rows, in the import command's shape, from :func:`registry_xml` output."""
-    # Our own export: no DTD, no entities; ElementTree refuses external entities.
-    root = ET.fromstring(text)  # noqa: S314
-    q = f"{{{XML_NS}}}"
-    formal: list[dict] = []
-    informal: list[dict] = []
-    for sub in root.findall(f"{q}registry"):
-        target = informal if sub.get("id") == "urn-namespaces-2" else formal
-        for record in sub.findall(f"{q}record"):
-            file_el = record.find(f"{q}file")
-            refs = []
-            for xref in record.findall(f"{q}xref"):
-                if xref.get("type") == "rfc":
-                    refs.append("RFC" + xref.get("data", "")[3:])
-                else:
-                    refs.append(xref.text or "")
-            row = {
-                "name": record.findtext(f"{q}name", ""),
-                "date": record.get("date", ""),
-                "refs": refs,
-                "template_url": file_el.text if file_el is not None else "",
-                "template_date": file_el.get("date", "") if file_el is not None else "",
-                "registrant": record.findtext(f"{q}registrant", ""),
-                "notes": [n.text or "" for n in record.findall(f"{q}note")],
-            }
-            if target is informal:
-                row["value"] = int(record.findtext(f"{q}value", "0"))
-            target.append(row)
-    if not formal and not informal:
-        raise ValueError("no <record> elements")
-    return formal, informal
+def _record(sub: ET.Element, ns: Namespace) -> None:
+    attrs = {}
+    if ns.registered_on:
+        attrs["date"] = ns.registered_on.isoformat()
+    if updated := record_updated(ns):
+        attrs["updated"] = updated.isoformat()
+    record = _el(sub, "record", **attrs)
+    _el(record, "name", ns.nid)
+    url = template_url(ns)
+    references = _typed(ns.references)
+    if ns.kind == "formal":
+        if url:
+            _xref(_el(record, "template"),
+                  {"type": "uri", "data": url, "text": f"{ns.nid}-template"})
+        for xref in references:
+            _xref(record, xref)
+        return
+    if url and not any(x.get("type") == "uri" and x.get("data") == url for x in references):
+        references = [{"type": "uri", "data": url, "text": ns.nid}, *references]
+    for xref in references:
+        _xref(record, xref)
+    contact = _el(record, "contact")
+    for xref in _typed(ns.contact):
+        if xref.get("type") == "text":
+            contact.text = xml_safe(xref.get("text", ""))
+        else:
+            _xref(contact, xref)
+
+
+# --- CSV ---------------------------------------------------------------------------
+
+
+def csv_cell(value: object) -> str:
+    """A cell a spreadsheet shows as text: one that would start a formula (= + - @,
+    tab, CR) gets a leading apostrophe (OWASP's guard against CSV injection)."""
+    text = "" if value is None else str(value)
+    return "'" + text if text.startswith(_FORMULA_STARTS) else text
+
+
+def _bracketed(refs: list) -> str:
+    """References as IANA's tables write them: [RFC6588][RFC Errata 3188]."""
+    parts = []
+    for xref in _typed(refs):
+        text = xrefs.label(xref)
+        parts.append(text if xref.get("type") == "text" else f"[{text}]")
+    return "".join(parts)
+
+
+def _write(rows: list[list[object]], header: list[str]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(header)
+    writer.writerows([csv_cell(v) for v in row] for row in rows)
+    return out.getvalue()
+
+
+def _iso(date: dt.date | None) -> str:
+    return date.isoformat() if date else ""
+
+
+def sub_registry_csv(kind: str) -> str:
+    """One sub-registry as IANA's CSV: URN Namespace, Template, Reference (for an
+    informal namespace, its contact), then the record's Date and Updated."""
+    rows = []
+    for ns in exported_namespaces(kind):
+        url = template_url(ns)
+        if kind == "formal":
+            template, reference = (f"{ns.nid}-template" if url else ""), _bracketed(ns.references)
+        else:
+            template = ns.nid if url else ""
+            reference = _bracketed(ns.contact)
+        rows.append([ns.nid, template, reference, _iso(ns.registered_on),
+                     _iso(record_updated(ns))])
+    return _write(rows, SUB_REGISTRY_CSV_COLUMNS)
+
+
+def registry_csv() -> str:
+    """Both sub-registries in one CSV, with a ``kind`` column, the template URL, the
+    status and the deprecation note."""
+    rows = []
+    for ns in exported_namespaces():
+        rows.append([
+            ns.kind, ns.nid, ns.informal_number or "", _iso(ns.registered_on),
+            _iso(record_updated(ns)), template_url(ns), _bracketed(ns.references),
+            _bracketed(ns.contact), ns.status, ns.status_note, _iso(ns.template_date),
+            ns.registry_note,
+        ])
+    return _write(rows, CSV_COLUMNS)

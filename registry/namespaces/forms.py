@@ -13,7 +13,7 @@ from django import forms
 from django.contrib.auth import get_user_model
 
 from registry.namespaces.actions import (
-    RECORD_FIELDS,
+    STAFF_FIELDS,
     RecordInvalid,
     RegistryError,
     check_record,
@@ -93,7 +93,7 @@ class RecordForm(TextPolicyForm, forms.ModelForm):
 
     class Meta:
         model = Namespace
-        fields = list(RECORD_FIELDS)
+        fields = list(STAFF_FIELDS)
         widgets = {
             "registered_on": forms.DateInput(attrs={"type": "date"}),
             "template_date": forms.DateInput(attrs={"type": "date"}),
@@ -102,7 +102,7 @@ class RecordForm(TextPolicyForm, forms.ModelForm):
 
     def changes(self) -> dict[str, object]:
         return {name: self.cleaned_data[name] for name in self.changed_data
-                if name in RECORD_FIELDS and name in self.cleaned_data}
+                if name in STAFF_FIELDS and name in self.cleaned_data}
 
     def clean(self) -> dict[str, Any]:
         data: dict[str, Any] = super().clean() or {}

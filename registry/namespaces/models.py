@@ -3,8 +3,6 @@ their append-only event log."""
 
 from __future__ import annotations
 
-import re
-
 from django.conf import settings
 from django.core.exceptions import FieldDoesNotExist
 from django.db import models
@@ -12,24 +10,18 @@ from django.db.models import Q
 from django.db.models.functions import Lower
 from django.urls import reverse
 
-from registry.history import AppendOnlyModel, EventGuardedState
-from registry.namespaces.querysets import NamespaceQuerySet
+from registry.history import AppendOnlyModel, AppendOnlyQuerySet, EventGuardedState
+from registry.namespaces import xrefs
+from registry.namespaces.querysets import NamespaceEventQuerySet, NamespaceQuerySet
 from registry.namespaces.template import TemplateFields
-
-_RFC = re.compile(r"RFC\s?(\d+)", re.IGNORECASE)
-_ERRATA = re.compile(r"RFC Errata (\d+)", re.IGNORECASE)
-_NAMED_URL = re.compile(r"(.*?)\s*<(https?://[^>\s]+)>\s*$")
+from registry.namespaces.xrefs import Xref
 
 
-def reference_link(label: str) -> tuple[str, str]:
-    """'RFC5279', 'RFC Errata 3188' and 'Name <https://...>' become links."""
-    if m := _RFC.fullmatch(label):
-        return label, f"https://www.rfc-editor.org/rfc/rfc{m.group(1)}"
-    if m := _ERRATA.fullmatch(label):
-        return label, f"https://www.rfc-editor.org/errata/eid{m.group(1)}"
-    if m := _NAMED_URL.fullmatch(label):
-        return m.group(1) or m.group(2), m.group(2)
-    return label, ""
+def reference_link(xref: Xref | str) -> tuple[str, str]:
+    """A typed reference (or an old label string) as (text, URL or "")."""
+    if isinstance(xref, str):
+        xref = xrefs.from_label(xref)
+    return xrefs.label(xref), xrefs.link(xref)
 
 
 class Namespace(EventGuardedState):
@@ -54,8 +46,18 @@ class Namespace(EventGuardedState):
         help_text="For a deprecated namespace: why, and what to use instead.",
     )
     registered_on = models.DateField("registration date", null=True, blank=True)
-    references = models.JSONField(default=list, blank=True,
-                                  help_text="The registry's reference labels, e.g. RFC5279.")
+    references = models.JSONField(
+        default=list, blank=True,
+        help_text='Typed as IANA types them: [{"type": "rfc", "data": "rfc5279"}, ...].',
+    )
+    record_updated = models.DateField(
+        "updated", null=True, blank=True,
+        help_text="The date IANA's registry gives for the record's last update.",
+    )
+    contact = models.JSONField(
+        default=list, blank=True,
+        help_text="Informal namespaces: the record's contact, as typed references.",
+    )
     template_url = models.URLField(
         "template URL", blank=True,
         help_text="Where IANA publishes the template, when its text is not held here.",
@@ -105,7 +107,16 @@ class Namespace(EventGuardedState):
     @property
     def reference_links(self) -> list[tuple[str, str]]:
         """The registry's reference labels as (text, URL or "") pairs."""
-        return [reference_link(label) for label in self.references]
+        return [reference_link(xref) for xref in self.references]
+
+    @property
+    def contact_links(self) -> list[tuple[str, str]]:
+        """An informal namespace's contact as (text, URL or "") pairs."""
+        return [reference_link(xref) for xref in self.contact]
+
+    @property
+    def reference_labels(self) -> list[str]:
+        return [text for text, _ in self.reference_links]
 
     @property
     def is_deprecated(self) -> bool:
@@ -153,6 +164,10 @@ class TemplateVersion(AppendOnlyModel, TemplateFields):
         return reverse("namespaces:version", args=[self.namespace.nid, self.number])
 
 
+class NamespaceEventQuerySetAppendOnly(AppendOnlyQuerySet, NamespaceEventQuerySet):  # type: ignore[override]
+    """The event log's reads, on a queryset that cannot update or delete."""
+
+
 class NamespaceEvent(AppendOnlyModel):
     """Everything that happened to a namespace: the registry's change log."""
 
@@ -162,6 +177,7 @@ class NamespaceEvent(AppendOnlyModel):
         VERSION_PUBLISHED = "version_published", "New version published"
         STATUS_CHANGED = "status_changed", "Status changed"
         RECORD_CHANGED = "record_changed", "Registry record changed"
+        SYNCED = "synced", "Brought in line with IANA's registry"
 
     namespace = models.ForeignKey(Namespace, on_delete=models.PROTECT, related_name="events")
     kind = models.CharField(max_length=20, choices=Kind.choices)
@@ -177,6 +193,8 @@ class NamespaceEvent(AppendOnlyModel):
         help_text="Registry record fields this event changed: field: [before, after].",
     )
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    objects = NamespaceEventQuerySetAppendOnly.as_manager()  # type: ignore[misc]
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -204,3 +222,71 @@ class InformalNumberCounter(models.Model):
 
     def __str__(self) -> str:
         return f"urn-{self.last_assigned}"
+
+
+class Person(models.Model):
+    """A person IANA's registry refers to (its ``<people>`` section): the contact of
+    an informal namespace, or the reference of a formal one."""
+
+    person_id = models.CharField(
+        "id", max_length=100, unique=True,
+        help_text="IANA's id for the person, an XML name such as Juha_Hakala.",
+    )
+    name = models.CharField(max_length=200, blank=True)
+    org = models.CharField("organisation", max_length=200, blank=True)
+    uris = models.JSONField(default=list, blank=True,
+                            help_text="Contact URIs as IANA writes them (mailto:...).")
+    updated = models.DateField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["person_id"]
+        verbose_name_plural = "people"
+
+    def __str__(self) -> str:
+        return self.name or self.person_id
+
+
+class RegistryMetadata(models.Model):
+    """What IANA's registry says about itself and each sub-registry: the designated
+    experts as it lists them, and the date it was last updated."""
+
+    class Key(models.TextChoices):
+        REGISTRY = "registry", "The registry"
+        FORMAL = "formal", "Formal URN Namespaces"
+        INFORMAL = "informal", "Informal URN Namespaces"
+
+    key = models.CharField(max_length=8, choices=Key.choices, unique=True)
+    experts = models.CharField(max_length=500, blank=True,
+                               help_text="As IANA lists them, e.g. 'A (team leader), B'.")
+    updated = models.DateField(null=True, blank=True,
+                               help_text="The date IANA's registry gives as last updated.")
+
+    class Meta:
+        verbose_name_plural = "registry metadata"
+
+    def __str__(self) -> str:
+        return self.get_key_display()
+
+
+class RegistryEvent(AppendOnlyModel):
+    """A change to the registry's own data: experts, people, IANA's updated date."""
+
+    class Kind(models.TextChoices):
+        EXPERTS_CHANGED = "experts_changed", "Designated experts changed"
+        PERSON_ADDED = "person_added", "Person added"
+        PERSON_CHANGED = "person_changed", "Person changed"
+        UPDATED_CHANGED = "updated_changed", "IANA's update date changed"
+
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    subject = models.CharField(max_length=100, help_text="The sub-registry or person id.")
+    before = models.TextField(blank=True)
+    after = models.TextField(blank=True)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                              on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()}: {self.subject}"

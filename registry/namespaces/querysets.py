@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
+from typing import Any
 
-from django.db import connection
-from django.db.models import Case, Count, F, IntegerField, OuterRef, Q, Subquery, Value, When
+from django.db import connection, models
+from django.db.models import (
+    Case,
+    Count,
+    F,
+    IntegerField,
+    Max,
+    OuterRef,
+    Q,
+    Subquery,
+    Value,
+    When,
+)
 from django.db.models.functions import Coalesce, Lower
 
 from registry.history import EventGuardedQuerySet
@@ -23,6 +36,21 @@ def search_document():
         + SearchVector("organisation", weight="B", config="english")
         + SearchVector("search_text", weight="C", config="english")
     )
+
+
+class NamespaceEventQuerySet(models.QuerySet[Any]):
+    # Events that only mirror IANA's registry: their date is when this copy caught
+    # up, not when the registry changed (IANA's own date says that).
+    MIRRORED = ("imported", "synced")
+
+    def real_changes(self) -> NamespaceEventQuerySet:
+        """Changes made in this registry, not copied from IANA's."""
+        return self.exclude(kind__in=self.MIRRORED)
+
+    def last_real_change(self) -> dt.datetime | None:
+        """When this registry last really changed (a datetime), or None."""
+        last: dt.datetime | None = self.real_changes().aggregate(m=Max("created_at"))["m"]
+        return last
 
 
 class NamespaceQuerySet(EventGuardedQuerySet):
@@ -48,6 +76,15 @@ class NamespaceQuerySet(EventGuardedQuerySet):
         versions = (TemplateVersion.objects.filter(namespace=OuterRef("pk")).order_by()
                     .values("namespace").annotate(n=Count("pk")).values("n"))
         return self.annotate(version_count=Coalesce(Subquery(versions), 0))
+
+    def with_version_facts(self) -> NamespaceQuerySet:
+        """``version_count`` and ``last_version_date`` (the exports' record dates), as
+        subqueries: computed only for the rows a page returns, and no GROUP BY."""
+        from registry.namespaces.models import TemplateVersion
+
+        last = (TemplateVersion.objects.filter(namespace=OuterRef("pk")).order_by("-number")
+                .values("date")[:1])
+        return self.with_version_count().annotate(last_version_date=Subquery(last))
 
     def sorted_by(self, key: str):
         """Order for the registry tables: 'nid', '-nid', 'date', '-date'."""

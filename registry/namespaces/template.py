@@ -173,17 +173,27 @@ def render_text(*, nid: str, version: int | None, date, values: dict[str, str],
         indented = "\n".join(("   " + line) if line else "" for line in text.splitlines())
         return f"{label}:\n{indented}\n"
 
+    def labelled(label: str, text: str) -> str:
+        # Continuation lines start under the value, so the text reads back
+        # unambiguously (registry.templates_text parses this layout).
+        lines = (text or "").strip().splitlines()
+        if not lines:
+            return ""
+        pad = " " * (len(label) + 2)
+        rest = "".join(f"\n{pad}{line}" if line.strip() else "\n" for line in lines[1:])
+        return f"{label}: {lines[0]}{rest}"
+
     registrant = "\n".join(
         line
         for line in (
-            values.get("registrant_organisation", ""),
-            values.get("registrant_address", ""),
-            "Contact: " + values["contact_name"] if values.get("contact_name") else "",
-            "Email: " + values["contact_email"] if values.get("contact_email") else "",
-            "Phone: " + values["contact_phone"] if values.get("contact_phone") else "",
-            values.get("contact_postal", ""),
             "Fast track requested by a standards body (RFC 8141 section 6.3)." if fast_track
             else "",
+            labelled("Organisation", values.get("registrant_organisation", "")),
+            labelled("Address", values.get("registrant_address", "")),
+            labelled("Contact", values.get("contact_name", "")),
+            labelled("Email", values.get("contact_email", "")),
+            labelled("Phone", values.get("contact_phone", "")),
+            labelled("Contact postal address", values.get("contact_postal", "")),
         )
         if line
     )

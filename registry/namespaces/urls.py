@@ -18,8 +18,11 @@ urlpatterns = [
     path("iana/namespaces/<str:nid>/", staff_views.namespace_record, name="staff-namespace"),
     path("registry.xml", api.registry_xml_view, name="registry-xml"),
     path("registry.csv", api.registry_csv_view, name="registry-csv"),
+    path("urn-namespaces-1.csv", api.formal_csv_view, name="formal-csv"),
+    path("urn-namespaces-2.csv", api.informal_csv_view, name="informal-csv"),
     path("feed.atom", api.registry_feed, name="feed"),
     path("api/namespaces/", api.namespaces_list, name="api-list"),
     path("api/namespaces/<str:nid>/", api.namespace_detail, name="api-detail"),
     path("api/check", api.check, name="api-check"),
+    path("api/schema", api.openapi_schema, name="api-schema"),
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import string
 
 from django.core.paginator import Paginator
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Max, Q, Subquery
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET
 
 from registry.namespaces.checker import MAX_URNS, check_urns, split_lines
 from registry.namespaces.forms import SearchForm
-from registry.namespaces.models import Namespace, NamespaceEvent
+from registry.namespaces.models import Namespace, NamespaceEvent, RegistryEvent
 from registry.namespaces.presentation import field_diffs, highlight, pick_pair
 from registry.namespaces.querysets import nid_from_query
 from registry.namespaces.template import SECTIONS, render_text, template_values
@@ -26,11 +26,19 @@ LETTERS = list(string.ascii_lowercase) + ["0-9"]
 def _registry_stamp(request) -> dict:
     """When the registry last changed and how many rows it has, once per request."""
     if not hasattr(request, "_registry_stamp"):
-        request._registry_stamp = Namespace.objects.aggregate(
+        # Experts, people and IANA's date are in the exports too: their last change
+        # (an uncorrelated subquery, so still one query).
+        last_metadata = RegistryEvent.objects.order_by("-created_at").values("created_at")[:1]
+        stamp = Namespace.objects.aggregate(
             changed=Max("updated_at"), count=Count("pk"),
             formal=Count("pk", filter=Q(kind="formal")),
             informal=Count("pk", filter=Q(kind="informal")),
+            metadata=Max(Subquery(last_metadata)),
         )
+        metadata = stamp.pop("metadata")
+        if metadata and (stamp["changed"] is None or metadata > stamp["changed"]):
+            stamp["changed"] = metadata
+        request._registry_stamp = stamp
     return request._registry_stamp
 
 
@@ -98,8 +106,7 @@ def registry_page(request):
         "statuses": Namespace.Status.choices,
         "counts": _registry_stamp(request),
         "experts": designated_experts(),
-        "last_change": NamespaceEvent.objects.exclude(kind=NamespaceEvent.Kind.IMPORTED)
-        .aggregate(m=Max("created_at"))["m"],
+        "last_change": NamespaceEvent.objects.last_real_change(),
     }
     return render(request, "namespaces/registry.html", context)
 
@@ -196,7 +203,7 @@ def template_txt(request, nid, number=None):
         if namespace.template_url:
             text += f"IANA publishes it at {namespace.template_url}\n"
         if namespace.references:
-            text += "Reference: " + "; ".join(namespace.references) + "\n"
+            text += "Reference: " + "; ".join(namespace.reference_labels) + "\n"
     else:
         text = render_text(nid=chosen.nid, version=chosen.number, date=chosen.date,
                            values=template_values(chosen), fast_track=chosen.fast_track)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from crispy_forms.helper import FormHelper
 from crispy_forms.layout import HTML, Div, Field, Fieldset, Layout
 from django import forms
 from django.core.validators import MaxLengthValidator
+from django.http import QueryDict
 
 from registry.namespaces.models import Namespace
 from registry.namespaces.template import (
@@ -16,6 +19,7 @@ from registry.namespaces.template import (
 )
 from registry.review.models import Comment, RegistrationRequest
 from registry.review.validation import nid_problems
+from registry.templates_text import MAX_BYTES, ParsedTemplate, TemplateTextError, parse_template
 from registry.text_policy import TextPolicyForm
 
 NID_INPUT_MAX = 64
@@ -85,9 +89,10 @@ class RequestForm(TextPolicyForm, forms.ModelForm):
     def _layout(self, revision: bool) -> Layout:
         head = [] if revision else [
             Fieldset("Namespace", "kind",
-                     Div(Field("proposed_nid"), HTML('<div id="nid-status" class="field-status" '
-                                                     'aria-live="polite"></div>'),
-                         css_id="nid-group"),
+                     Div(Field("proposed_nid"), HTML(
+                         '<div id="nid-status" class="field-status" aria-live="polite">'
+                         '{% if nid_warnings %}{% include "review/_nid_warnings.html" with '
+                         'warnings=nid_warnings %}{% endif %}</div>'), css_id="nid-group"),
                      "fast_track"),
         ]
         if revision:
@@ -161,3 +166,50 @@ class StandardisationForm(TextPolicyForm, forms.Form):
 
 class AssignForm(forms.Form):
     expert = forms.IntegerField(required=False)
+
+
+class TemplateImportForm(forms.Form):
+    """A template the registrant already wrote, pasted or uploaded, to prefill the
+    request form (registry.templates_text reads it). Nothing is saved by this."""
+
+    template_text = forms.CharField(
+        label="Paste a template", required=False, max_length=MAX_BYTES, strip=False,
+        widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}),
+        help_text="RFC 8141 Appendix A, RFC 3406 or RFC 2611 layout; plain RFC or "
+                  "Internet-Draft text, markdown, kramdown or xml2rfc XML.",
+    )
+    template_file = forms.FileField(label="or upload it", required=False)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        upload = data.get("template_file")
+        text = data.get("template_text") or ""
+        if upload is None and not text.strip():
+            raise forms.ValidationError("Paste a template or choose a file to read.")
+        try:
+            if upload is not None:
+                if upload.size > MAX_BYTES:
+                    raise TemplateTextError(f"The file is larger than {MAX_BYTES // 1000} kB; "
+                                            "upload only the registration template.")
+                self.parsed: ParsedTemplate = parse_template(upload.read())
+            else:
+                self.parsed = parse_template(text)
+        except TemplateTextError as exc:
+            field = "template_file" if upload is not None else "template_text"
+            self.add_error(field, str(exc))
+        return data
+
+    def prefill(self, data: QueryDict, *, revision: bool) -> tuple[QueryDict, list[str]]:
+        """``data`` (what the request form holds now) with every field the
+        template gives replaced; and the labels of the fields it filled."""
+        merged = data.copy()
+        filled = []
+        for name, value in self.parsed.fields.items():
+            if value.strip() and (name != "revision_information" or revision):
+                merged[name] = value
+                filled.append(name)
+        if self.parsed.nid and not revision:
+            merged["proposed_nid"] = self.parsed.nid
+            merged["kind"] = Namespace.Kind.FORMAL
+            filled.insert(0, "proposed_nid")
+        return merged, filled

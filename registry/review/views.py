@@ -3,6 +3,8 @@ the expert dashboard and the IANA staff queue. Every write calls actions.py."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -15,7 +17,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from registry.accounts.roles import EXPERT, is_expert, is_iana_staff
-from registry.namespaces.advice import nid_warnings
+from registry.namespaces.advice import confusion_index, nid_warnings, warning_json
 from registry.namespaces.models import Namespace
 from registry.namespaces.presentation import field_diffs, pick_pair
 from registry.namespaces.querysets import plausible_text
@@ -27,6 +29,7 @@ from registry.review.forms import (
     CommentForm,
     RequestForm,
     StandardisationForm,
+    TemplateImportForm,
     TransitionForm,
 )
 from registry.review.models import (
@@ -69,13 +72,15 @@ def new_request(request):
         return redirect(revises)
     if request.method == "POST" and request.POST.get("revises"):
         return _start_revision(request, request.POST["revises"])
+    if request.method == "POST" and "import_template" in request.POST:
+        return _import_template(request, None)
     if request.method == "POST":
         return _save(request, None)
     initial = {"edit_version": 0, "kind": Namespace.Kind.FORMAL,
                "registrant_organisation": request.user.organisation,
                "contact_name": request.user.get_full_name(), "contact_email": request.user.email}
     form = RequestForm(initial=initial)
-    return render(request, "review/request_form.html", {"form": form, "registration_request": None})
+    return render(request, "review/request_form.html", _form_context(None, form))
 
 
 def _start_revision(request, nid: str):
@@ -105,6 +110,9 @@ def edit_request(request, pk):
         RegistrationRequest.objects.select_related("revises"), pk=pk)
     if registration_request.registrant_id != request.user.pk:
         raise Http404("No such request.")
+    if request.method == "POST" and "import_template" in request.POST and \
+            registration_request.is_editable:
+        return _import_template(request, registration_request)
     if request.method == "POST":
         return _save(request, registration_request)
     if not registration_request.is_editable:
@@ -116,8 +124,35 @@ def edit_request(request, pk):
     return render(request, "review/request_form.html", _form_context(registration_request, form))
 
 
-def _form_context(registration_request: RegistrationRequest | None, form: RequestForm) -> dict:
-    context = {"form": form, "registration_request": registration_request}
+def _import_template(request, registration_request: RegistrationRequest | None):
+    """Prefill the form from a pasted or uploaded template. Nothing is saved: the
+    form comes back with the template's values in place of what it held, and
+    the parts that could not be mapped are listed for the registrant to place."""
+    revision = bool(registration_request and registration_request.is_revision)
+    importer = TemplateImportForm(request.POST, request.FILES)
+    if not importer.is_valid():
+        form = RequestForm(request.POST, instance=registration_request, revision=revision,
+                           registrant=request.user)
+        context = _form_context(registration_request, form, importer=importer)
+        return render(request, "review/request_form.html", context, status=400)
+    data, filled = importer.prefill(request.POST, revision=revision)
+    form = RequestForm(data, instance=registration_request, revision=revision,
+                       registrant=request.user)
+    labels = [form.fields[name].label or name for name in filled if name in form.fields]
+    messages.info(request, "The form is filled in from your template; nothing is saved until "
+                           "you save the draft.")
+    context = _form_context(registration_request, form, importer=importer)
+    context["imported"] = {"parsed": importer.parsed, "filled": labels}
+    return render(request, "review/request_form.html", context)
+
+
+def _form_context(registration_request: RegistrationRequest | None, form: RequestForm,
+                  importer: TemplateImportForm | None = None) -> dict:
+    context: dict[str, Any] = {
+        "form": form, "registration_request": registration_request,
+        "importer": importer or TemplateImportForm(),
+        "nid_warnings": _form_warnings(registration_request, form),
+    }
     if registration_request is not None and registration_request.is_revision:
         current = registration_request.revises.current_version()
         working = {name: form[name].value() or "" for name in TEXT_FIELDS if name in form.fields}
@@ -130,6 +165,20 @@ def _form_context(registration_request: RegistrationRequest | None, form: Reques
     if registration_request is not None:
         context["conflicts"] = RegistrationRequest.objects.conflicting_with(registration_request)
     return context
+
+
+def _form_warnings(registration_request: RegistrationRequest | None,
+                   form: RequestForm) -> list:
+    """The conflict warnings for the NID the form holds, shown with the field
+    (the live check replaces them while the registrant types)."""
+    if "proposed_nid" not in form.fields:
+        return []
+    nid = (form["proposed_nid"].value() or "").strip()
+    kind = form["kind"].value() if "kind" in form.fields else Namespace.Kind.FORMAL
+    if kind != Namespace.Kind.FORMAL or not plausible_text(nid, 64):
+        return []
+    return nid_warnings(nid, organisation=form["registrant_organisation"].value() or "",
+                        request_id=registration_request.pk if registration_request else None)
 
 
 def _save(request, registration_request: RegistrationRequest | None):
@@ -198,8 +247,7 @@ def request_page(request, pk):
         "user_is_expert": is_expert(user),
         "user_is_staff": is_iana_staff(user),
         "conflicts": RegistrationRequest.objects.conflicting_with(registration_request),
-        "nid_warnings": ([] if registration_request.is_revision
-                         else nid_warnings(registration_request.proposed_nid)),
+        "nid_warnings": _request_warnings(registration_request),
         "experts": get_user_model().objects.filter(groups__name=EXPERT).order_by("email"),
         "audiences": [(a, Comment.Audience(a).label)
                       for a in workflow.comment_audiences(registration_request, user)],
@@ -210,6 +258,17 @@ def request_page(request, pk):
     if len(rounds) >= 2:
         context["round_diffs"] = _round_diffs(request, rounds)
     return render(request, "review/request_page.html", context)
+
+
+def _request_warnings(registration_request: RegistrationRequest, index=None) -> list:
+    """The section 5.1 / 6.2 warnings for the NID a request proposes."""
+    if registration_request.is_revision or \
+            registration_request.kind != Namespace.Kind.FORMAL or \
+            not registration_request.proposed_nid:
+        return []
+    return nid_warnings(registration_request.proposed_nid,
+                        organisation=registration_request.registrant_organisation,
+                        request_id=registration_request.pk, index=index)
 
 
 def _round_diffs(request, rounds):
@@ -339,6 +398,7 @@ def dashboard(request):
         raise PermissionDenied("The dashboard is for designated experts.")
     mine = request.GET.get("mine") == "1"
     keys = RegistrationRequest.objects.conflicting_nid_keys()
+    index = confusion_index()
     columns = []
     for state in (State.IN_REVIEW, State.CHANGES_REQUESTED, State.AWAITING_IESG, State.APPROVED):
         items = _queue([state])
@@ -347,6 +407,7 @@ def dashboard(request):
         items = list(items)
         for item in items:
             item.conflict = item.proposed_nid.lower() in keys if item.proposed_nid else False
+            item.warnings = _request_warnings(item, index)
         columns.append((State(state).label, state, items))
     return render(request, "review/dashboard.html", {
         "columns": columns, "mine": mine, "now": timezone.now(),
@@ -382,11 +443,16 @@ def nid_check(request):
         problems = check_formal_nid(nid, registered)
     others = (RegistrationRequest.objects.open().filter(proposed_nid__lower=nid.lower()).count()
               if plausible_text(nid, 64) else 0)
-    warnings = nid_warnings(nid) if kind != "informal" and plausible_text(nid, 64) else []
+    organisation = request.GET.get("organisation", "")[:300]
+    request_id = request.GET.get("request", "")
+    warnings = nid_warnings(
+        nid, organisation=organisation if plausible_text(organisation, 300) else "",
+        request_id=int(request_id) if request_id.isdigit() and len(request_id) < 12 else None,
+    ) if kind != "informal" and plausible_text(nid, 64) else []
     return JsonResponse({
         "nid": nid,
         "acceptable": not problems,
         "problems": [{"code": p.code, "message": str(p)} for p in problems],
-        "warnings": [{"code": w.code, "message": str(w)} for w in warnings],
+        "warnings": [warning_json(w) for w in warnings],
         "other_open_requests": others,
     })

@@ -11,13 +11,14 @@ Public API::
     equivalent(a, b) -> bool                 # section 3.1
     check_formal_nid(nid, registered=())     # sections 2.1 and 5.1 -> list[Problem]
     check_informal_nid(nid, registered=())   # sections 2.1 and 5.2 -> list[Problem]
-    advise_formal_nid(nid, ...)              # section 5.1 "should be aware" warnings
+    advise_formal_nid(nid, index=...)        # sections 5.1 and 6.2 warnings (confusion.py)
+    ConfusionIndex(registered=..., ...)      # the indexes those warnings look things up in
 """
 
+from registry.urns.confusion import ConfusionIndex, Holder, advise_formal_nid
 from registry.urns.nid import (
     NID_MAX_LENGTH,
     Problem,
-    advise_formal_nid,
     check_formal_nid,
     check_informal_nid,
     informal_nid,
@@ -29,6 +30,8 @@ from registry.urns.syntax import URN, URNSyntaxError, equivalent, normalize, par
 
 __all__ = [
     "NID_MAX_LENGTH",
+    "ConfusionIndex",
+    "Holder",
     "URN",
     "Problem",
     "URNSyntaxError",

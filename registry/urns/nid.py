@@ -33,18 +33,26 @@ RESERVED_URN_PREFIX = "reserved_urn_prefix"
 RESERVED_EXPERIMENTAL_PREFIX = "reserved_experimental_prefix"
 RESERVED_COUNTRY_CODE_PREFIX = "reserved_country_code_prefix"
 ALREADY_REGISTERED = "already_registered"
-# Advisory codes (section 5.1: "applicants and reviewers ... should be aware").
-LOOKS_LIKE_URI_SCHEME = "uri_scheme"
-LOOKS_LIKE_COUNTRY_CODE = "country_code"
+# Advisory warnings (section 5.1: "applicants and reviewers ... should be aware")
+# are the business of registry.urns.confusion.
 
 
 @dataclass(frozen=True, slots=True)
 class Problem:
-    """One reason a NID is not acceptable (or, from advise_formal_nid, a warning)."""
+    """One reason a NID is not acceptable (or, from advise_formal_nid, a warning):
+    which rule (``code``, RFC 8141 ``section``), and for a warning what it
+    ``matched`` and a ``link`` to that."""
 
     code: str
     message: str
     section: str = ""
+    matched: str = ""
+    link: str = ""
+
+    @property
+    def rule_link(self) -> str:
+        return f"https://www.rfc-editor.org/rfc/rfc8141#section-{self.section}" \
+            if self.section else ""
 
     def __str__(self) -> str:
         where = f" (RFC 8141 section {self.section})" if self.section else ""
@@ -172,34 +180,3 @@ def check_informal_nid(nid: str, registered: Iterable[str] = ()) -> list[Problem
             )
         ]
     return _registered_problem(nid, registered)
-
-
-def advise_formal_nid(
-    nid: str,
-    *,
-    uri_schemes: Iterable[str] = (),
-    country_codes: Iterable[str] = (),
-) -> list[Problem]:
-    """Warnings for reviewers (section 5.1), not reasons to refuse: a NID equal to
-    an existing URI scheme name or to an ISO 3166-1 country code."""
-    key = nid_key(nid)
-    warnings = []
-    if key in {nid_key(s) for s in uri_schemes}:
-        warnings.append(
-            Problem(
-                LOOKS_LIKE_URI_SCHEME,
-                f'"{nid}" is also the name of a registered URI scheme; the NID may imply an '
-                "association with it.",
-                "5.1",
-            )
-        )
-    if key in {nid_key(c) for c in country_codes}:
-        warnings.append(
-            Problem(
-                LOOKS_LIKE_COUNTRY_CODE,
-                f'"{nid}" is an ISO 3166-1 country code; it may be construed as registered '
-                "under the authority of that country.",
-                "5.1",
-            )
-        )
-    return warnings

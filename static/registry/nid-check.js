@@ -37,17 +37,37 @@
       });
     }
     (data.warnings || []).forEach(function (w) {
+      // Each warning with its reason, what it matched and the rule, as links.
       var li = document.createElement("li");
-      li.className = "text-warning-emphasis";
-      li.textContent = "\u26A0 " + w.message;
+      li.className = "nid-warning text-warning-emphasis";
+      li.dataset.code = w.code;
+      var icon = document.createElement("span");
+      icon.setAttribute("aria-hidden", "true");
+      icon.textContent = "\u26A0\uFE0E ";
+      var hidden = document.createElement("span");
+      hidden.className = "visually-hidden";
+      hidden.textContent = "Warning: ";
+      li.appendChild(icon);
+      li.appendChild(hidden);
+      li.appendChild(document.createTextNode(w.message + " "));
+      var refs = document.createElement("span");
+      refs.className = "text-body-secondary small";
+      refs.appendChild(document.createTextNode("("));
+      if (w.link) {
+        var matched = document.createElement("a");
+        matched.href = w.link;
+        matched.textContent = w.matched;
+        refs.appendChild(matched);
+        refs.appendChild(document.createTextNode("; "));
+      }
+      var rule = document.createElement("a");
+      rule.href = w.rule_link;
+      rule.textContent = w.rule;
+      refs.appendChild(rule);
+      refs.appendChild(document.createTextNode(")"));
+      li.appendChild(refs);
       list.appendChild(li);
     });
-    if (data.other_open_requests > 0) {
-      var warn = document.createElement("li");
-      warn.className = "text-warning-emphasis";
-      warn.textContent = "Another open request proposes this NID too; both will be flagged for the experts.";
-      list.appendChild(warn);
-    }
     status.appendChild(list);
   }
 
@@ -57,6 +77,9 @@
     if (group) { group.hidden = false; }
     var mine = ++serial;
     var q = "?kind=formal&nid=" + encodeURIComponent(input.value.trim());
+    var org = document.getElementById("id_registrant_organisation");
+    if (org && org.value.trim()) { q += "&organisation=" + encodeURIComponent(org.value.trim()); }
+    if (script.dataset.request) { q += "&request=" + encodeURIComponent(script.dataset.request); }
     fetch(url + q, { headers: { "Accept": "application/json" } })
       .then(function (r) { return r.json(); })
       .then(function (data) { if (mine === serial) { show(data); } })
@@ -65,5 +88,7 @@
 
   input.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(check, 200); });
   document.querySelectorAll("input[name=kind]").forEach(function (r) { r.addEventListener("change", check); });
+  var orgInput = document.getElementById("id_registrant_organisation");
+  if (orgInput) { orgInput.addEventListener("change", function () { if (input.value) { check(); } }); }
   if (input.value || kind() !== "formal") { check(); }
 })();

@@ -87,8 +87,13 @@ def test_an_oversized_post_is_a_400_page_not_a_500(client, db):
 def test_registration_fills_the_reference_column(staff):
     from registry.namespaces.actions import registry_references
 
-    assert registry_references({"documentation": "RFC 8458"}) == ["RFC8458"]
+    assert registry_references({"documentation": "RFC 8458"}) == [
+        {"type": "rfc", "data": "rfc8458"}]
     assert registry_references({"documentation": "See https://sdo.example/spec.",
                                 "registrant_organisation": "SDO"}) == [
-        "SDO <https://sdo.example/spec>"]
-    assert registry_references({"documentation": "", "registrant_organisation": "Org"}) == ["Org"]
+        {"type": "uri", "data": "https://sdo.example/spec", "text": "SDO"}]
+    assert registry_references({"documentation": "", "registrant_organisation": "Org"}) == [
+        {"type": "text", "text": "Org"}]
+    assert registry_references({"documentation": "javascript:alert(1)",
+                                "registrant_organisation": "Org"}) == [
+        {"type": "text", "text": "Org"}]

@@ -181,6 +181,23 @@ def test_registry_page_dates_the_last_real_change(client, revised):
     assert f"Last registry change {timezone.now():%Y-%m-%d}." in html
 
 
+def test_namespace_page_shows_ianas_contact_and_updated_date(client, db):
+    from django.conf import settings
+    from django.core.management import call_command
+    from lxml import html as lxml_html
+
+    call_command("import_registry", str(settings.BASE_DIR / "fixtures" / "iana" /
+                                        "urn-namespaces.xml"), verbosity=0)
+    page = lxml_html.fromstring(client.get("/namespaces/urn-7/").content)
+    terms = {term.text_content().strip(): value for term, value in
+             zip(page.xpath("//dl/dt"), page.xpath("//dl/dd"), strict=True)}
+    assert terms["Updated in the registry"].text_content().strip() == "2015-03-25"
+    link = terms["Contact"].xpath(".//a")[0]
+    assert (link.text, link.get("href")) == ("RFC6050", "https://www.rfc-editor.org/rfc/rfc6050")
+    page = lxml_html.fromstring(client.get("/namespaces/urn-1/").content)
+    assert "Michael_Mealling" in page.xpath("//dl")[0].text_content()
+
+
 @pytest.mark.parametrize("q", ["isbn\u202e", "is\x07bn", "x" * 201])
 def test_the_search_box_refuses_at_the_field_and_keeps_the_text(client, registry, q):
     import lxml.html

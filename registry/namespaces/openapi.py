@@ -1,0 +1,252 @@
+"""The OpenAPI 3.1 description of the JSON API, served at /api/schema.
+
+Its schemas are JSON Schema 2020-12 (OpenAPI 3.1's dialect); the tests validate
+real responses of every endpoint against them."""
+
+from __future__ import annotations
+
+from registry.namespaces.template import TEXT_FIELDS
+
+
+def _nullable(schema: dict) -> dict:
+    return {"oneOf": [schema, {"type": "null"}]}
+
+
+STRING = {"type": "string"}
+DATE = {"type": "string", "format": "date"}
+URL = {"type": "string", "format": "uri"}
+
+SCHEMAS: dict[str, dict] = {
+    "Error": {
+        "type": "object",
+        "required": ["error"],
+        "properties": {"error": STRING},
+    },
+    "NotFound": {
+        "type": "object",
+        "required": ["error", "did_you_mean"],
+        "properties": {"error": STRING, "did_you_mean": {"type": "array", "items": STRING}},
+    },
+    "Reference": {
+        "type": "object",
+        "description": "A reference typed as IANA types it (rfc, rfc-errata, draft, uri, "
+                       "person, text, ...), with the label and link the pages show.",
+        "required": ["type", "data", "label", "url"],
+        "properties": {
+            "type": STRING,
+            "data": _nullable(STRING),
+            "label": STRING,
+            "url": _nullable(URL),
+        },
+        "additionalProperties": False,
+    },
+    "NamespaceSummary": {
+        "type": "object",
+        "required": ["nid", "kind", "informal_number", "status", "status_note",
+                     "registration_date", "updated", "references", "contact", "organisation",
+                     "template_url", "url", "api_url"],
+        "properties": {
+            "nid": STRING,
+            "kind": {"enum": ["formal", "informal"]},
+            "informal_number": _nullable({"type": "integer", "minimum": 1}),
+            "status": {"enum": ["active", "deprecated"]},
+            "status_note": {"type": "string",
+                            "description": "For a deprecated namespace: why, and what to "
+                                           "use instead."},
+            "registration_date": _nullable(DATE),
+            "updated": _nullable(DATE),
+            "references": {"type": "array", "items": {"$ref": "#/components/schemas/Reference"}},
+            "contact": {"type": "array", "items": {"$ref": "#/components/schemas/Reference"}},
+            "organisation": STRING,
+            "template_url": _nullable(URL),
+            "url": URL,
+            "api_url": URL,
+        },
+    },
+    "Version": {
+        "type": "object",
+        "required": ["version", "date", "nid", "fast_track", "published_at", "url", "template"],
+        "properties": {
+            "version": {"type": "integer", "minimum": 1},
+            "date": DATE,
+            "nid": STRING,
+            "fast_track": {"type": "boolean"},
+            "published_at": {"type": "string", "format": "date-time"},
+            "url": URL,
+            "template": {
+                "type": "object",
+                "description": "The registration template (RFC 8141 Appendix A), by field.",
+                "required": list(TEXT_FIELDS),
+                "properties": {name: STRING for name in TEXT_FIELDS},
+                "additionalProperties": False,
+            },
+        },
+        "additionalProperties": False,
+    },
+    "NamespaceDetail": {
+        "allOf": [
+            {"$ref": "#/components/schemas/NamespaceSummary"},
+            {
+                "type": "object",
+                "required": ["versions"],
+                "properties": {"versions": {"type": "array",
+                                            "items": {"$ref": "#/components/schemas/Version"}}},
+            },
+        ],
+    },
+    "NamespaceList": {
+        "type": "object",
+        "required": ["count", "page", "pages", "next", "previous", "results"],
+        "properties": {
+            "count": {"type": "integer", "minimum": 0},
+            "page": {"type": "integer", "minimum": 1},
+            "pages": {"type": "integer", "minimum": 1},
+            "next": _nullable(URL),
+            "previous": _nullable(URL),
+            "results": {"type": "array",
+                        "items": {"$ref": "#/components/schemas/NamespaceSummary"}},
+        },
+        "additionalProperties": False,
+    },
+    "CheckResult": {
+        "oneOf": [
+            {
+                "type": "object",
+                "required": ["urn", "valid", "error"],
+                "properties": {
+                    "urn": STRING,
+                    "valid": {"const": False},
+                    "error": {
+                        "type": "object",
+                        "required": ["message", "offset"],
+                        "properties": {"message": STRING,
+                                       "offset": _nullable({"type": "integer"})},
+                    },
+                },
+            },
+            {
+                "type": "object",
+                "required": ["urn", "valid", "nid", "nss", "normalized", "informal",
+                             "registered", "registered_nid", "status", "namespace_url"],
+                "properties": {
+                    "urn": STRING,
+                    "valid": {"const": True},
+                    "nid": STRING,
+                    "nss": STRING,
+                    "r_component": _nullable(STRING),
+                    "q_component": _nullable(STRING),
+                    "f_component": _nullable(STRING),
+                    "normalized": STRING,
+                    "informal": {"type": "boolean"},
+                    "registered": {"type": "boolean"},
+                    "registered_nid": _nullable(STRING),
+                    "status": _nullable({"enum": ["active", "deprecated"]}),
+                    "namespace_url": _nullable(STRING),
+                },
+            },
+        ],
+    },
+    "CheckResults": {
+        "type": "object",
+        "required": ["results"],
+        "properties": {"results": {"type": "array",
+                                   "items": {"$ref": "#/components/schemas/CheckResult"}}},
+    },
+}
+
+
+def _json(ref: str) -> dict:
+    return {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}}
+
+
+def _response(description: str, ref: str) -> dict:
+    return {"description": description, "content": _json(ref)}
+
+
+CONDITIONAL = {
+    "304": {"description": "Not modified since the ETag or date the client sent."},
+}
+
+
+def openapi_document(site_url: str) -> dict:
+    """The whole OpenAPI 3.1 document, with ``site_url`` as its server."""
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "URN Namespace Registry API",
+            "version": "1",
+            "description": "The IANA registry of URN namespaces (RFC 8141), read-only, and "
+                           "a URN checker. Lists and namespaces answer conditional requests "
+                           "(ETag, Last-Modified).",
+        },
+        "jsonSchemaDialect": "https://spec.openapis.org/oas/3.1/dialect/base",
+        "servers": [{"url": site_url.rstrip("/")}],
+        "paths": {
+            "/api/namespaces/": {
+                "get": {
+                    "operationId": "listNamespaces",
+                    "summary": "The registered namespaces, 100 a page, by NID.",
+                    "parameters": [
+                        {"name": "kind", "in": "query", "required": False,
+                         "schema": {"enum": ["formal", "informal"]}},
+                        {"name": "status", "in": "query", "required": False,
+                         "schema": {"enum": ["active", "deprecated"]}},
+                        {"name": "page", "in": "query", "required": False,
+                         "schema": {"type": "integer", "minimum": 1}},
+                    ],
+                    "responses": {
+                        "200": _response("A page of namespaces.", "NamespaceList"),
+                        "400": _response("No such page.", "Error"),
+                        **CONDITIONAL,
+                    },
+                },
+            },
+            "/api/namespaces/{nid}/": {
+                "get": {
+                    "operationId": "getNamespace",
+                    "summary": "One namespace with every version of its template.",
+                    "parameters": [{"name": "nid", "in": "path", "required": True,
+                                    "description": "Matched case-insensitively.",
+                                    "schema": STRING}],
+                    "responses": {
+                        "200": _response("The namespace.", "NamespaceDetail"),
+                        "404": _response("Not registered; close matches.", "NotFound"),
+                        **CONDITIONAL,
+                    },
+                },
+            },
+            "/api/check": {
+                "get": {
+                    "operationId": "checkUrns",
+                    "summary": "Check URNs against RFC 8141 and this registry.",
+                    "parameters": [{"name": "urn", "in": "query", "required": True,
+                                    "schema": STRING, "explode": True}],
+                    "responses": {
+                        "200": _response("One result per URN.", "CheckResults"),
+                        "400": _response("No URN, or too many.", "Error"),
+                    },
+                },
+                "post": {
+                    "operationId": "checkUrnList",
+                    "summary": "Check a list of URNs (at most 1000).",
+                    "requestBody": {
+                        "required": True,
+                        "content": {
+                            "application/json": {"schema": {"oneOf": [
+                                {"type": "array", "items": STRING},
+                                {"type": "object", "required": ["urns"],
+                                 "properties": {"urns": {"type": "array", "items": STRING}}},
+                            ]}},
+                            "text/plain": {"schema": {"type": "string",
+                                                      "description": "One URN a line."}},
+                        },
+                    },
+                    "responses": {
+                        "200": _response("One result per URN.", "CheckResults"),
+                        "400": _response("A body that is not a list of URNs.", "Error"),
+                    },
+                },
+            },
+        },
+        "components": {"schemas": SCHEMAS},
+    }

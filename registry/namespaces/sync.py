@@ -1,0 +1,124 @@
+"""Comparing IANA's registry with this one, and bringing this one in line.
+
+``compare`` only reads; ``apply`` writes through the actions (one event per
+change) in one transaction, so a file is imported whole or not at all.
+"""
+
+from __future__ import annotations
+
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.db import transaction
+
+from registry.namespaces.actions import (
+    RegistryError,
+    namespace_import,
+    person_sync,
+    record_changes,
+    registry_metadata_set,
+)
+from registry.namespaces.iana import Snapshot, SourceError, read_registry
+from registry.namespaces.models import Namespace, NamespaceEvent, Person, RegistryMetadata
+
+MAX_BYTES = 20 * 1024 * 1024
+FETCH_TIMEOUT = 60
+
+
+@dataclass
+class Change:
+    what: str  # "new", "changed", "experts", "person", "updated", "missing"
+    subject: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.what:8} {self.subject}: {self.detail}"
+
+
+def load(source: str) -> Snapshot:
+    """Read a registry from a file path or an http(s) URL."""
+    if source.startswith(("http://", "https://")):
+        request = urllib.request.Request(  # noqa: S310 - the scheme is checked just above
+            source, headers={"User-Agent": "urn-registry-sync"})
+        try:
+            with urllib.request.urlopen(request, timeout=FETCH_TIMEOUT) as response:  # noqa: S310
+                data = response.read(MAX_BYTES + 1)
+        except OSError as exc:
+            raise SourceError(f"{source}: cannot be fetched ({exc}).") from None
+    elif source.startswith(("file:", "ftp:", "data:")) or "://" in source:
+        raise SourceError(f"{source}: give a file path or an http(s) URL.")
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise SourceError(f"{source}: no such file.")
+        data = path.read_bytes()[: MAX_BYTES + 1]
+    if len(data) > MAX_BYTES:
+        raise SourceError(f"{source}: larger than {MAX_BYTES // 1024 // 1024} MB.")
+    return read_registry(data, source)
+
+
+def compare(snapshot: Snapshot) -> list[Change]:
+    """What would change here to match ``snapshot`` (nothing is written)."""
+    changes: list[Change] = []
+    existing = {ns.nid.lower(): ns for ns in Namespace.objects.all()}
+    for record in snapshot.records:
+        ns = existing.pop(record.name.lower(), None)
+        if ns is None:
+            changes.append(Change("new", record.name, f"new {record.kind} namespace"))
+        elif ns.kind != record.kind:
+            changes.append(Change("conflict", record.name,
+                                  f"{ns.kind} here, {record.kind} in {snapshot.source}"))
+        else:
+            changes.extend(Change("changed", record.name, c) for c in record_changes(ns, record))
+    if snapshot.records:
+        for ns in existing.values():
+            if not ns.versions.exists():
+                changes.append(Change("missing", ns.nid, f"not in {snapshot.source}"))
+    meta = {m.key: m for m in RegistryMetadata.objects.all()}
+    for key, experts in snapshot.experts.items():
+        current = meta[key].experts if key in meta else ""
+        if experts != current:
+            changes.append(Change("experts", key, f"{current or '(none)'} -> {experts}"))
+    people = {p.person_id: p for p in Person.objects.all()}
+    for person in snapshot.people:
+        known = people.get(person.person_id)
+        if known is None:
+            changes.append(Change("person", person.person_id, f"new: {person.name}"))
+        elif (known.name, known.org, known.uris, known.updated) != (
+                person.name, person.org, person.uris, person.updated):
+            changes.append(Change("person", person.person_id, "changed"))
+    current_updated = meta["registry"].updated if "registry" in meta else None
+    if snapshot.updated and snapshot.updated != current_updated:
+        changes.append(Change("updated", "registry", snapshot.updated.isoformat()))
+    return changes
+
+
+@transaction.atomic
+def apply(snapshot: Snapshot, *, actor=None, first_import: bool = False) -> list[Change]:
+    """Bring this registry in line with ``snapshot``, all or nothing. Rows only here
+    are kept (a NID is never removed, section 5); they are reported, not deleted."""
+    new_kind = NamespaceEvent.Kind.IMPORTED if first_import else NamespaceEvent.Kind.SYNCED
+    changes = [c for c in compare(snapshot) if c.what == "missing"]
+    for person in snapshot.people:
+        if done := person_sync(person=person, actor=actor):
+            changes.append(Change("person", person.person_id, done))
+    for record in snapshot.records:
+        try:
+            _, made = namespace_import(record=record, actor=actor, source=snapshot.source,
+                                       new_kind=new_kind)
+        except RegistryError as exc:
+            raise SourceError(f"{snapshot.source}: {record.kind} record {record.name}: "
+                              f"{exc}") from None
+        if made == ["new"]:
+            changes.append(Change("new", record.name, f"new {record.kind} namespace"))
+        else:
+            changes.extend(Change("changed", record.name, c) for c in made)
+    for key, experts in snapshot.experts.items():
+        changes.extend(Change("experts", key, c) for c in
+                       registry_metadata_set(key=key, experts=experts, actor=actor))
+    if snapshot.updated:
+        changes.extend(Change("updated", "registry", c) for c in
+                       registry_metadata_set(key="registry", updated=snapshot.updated,
+                                             actor=actor))
+    return changes

@@ -1,0 +1,258 @@
+"""The registrant part of a template: organisation, address, contact person,
+email, phone and postal address, from labelled lines ("Organization:",
+"E-mail:"), sub-headings ("Registering organization", "Designated contact") or
+plain lines ("Commons Machinery AB", "Jonas Öberg <jonas@example.org>")."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from dataclasses import dataclass, field
+
+EMAIL = re.compile(r"(?:mailto:)?([A-Za-z0-9._%+\-']+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+)")
+
+ORG, CONTACT = "org", "contact"
+# sub-label -> (the context it opens, or None; what its value is)
+_SUBLABELS: dict[str, tuple[str | None, str]] = {}
+
+
+def _sub(context: str | None, kind: str, *names: str) -> None:
+    for name in names:
+        _SUBLABELS[name] = (context, kind)
+
+
+_sub(ORG, "organisation", "organization", "organisation", "registering organization",
+     "registering organisation", "standards organization", "standards organisation",
+     "organization name", "organisation name", "name of organization", "name of organisation",
+     "company", "institution", "registrant organization", "registrant organisation",
+     "sponsoring organization", "sponsoring organisation", "affiliation", "registrant name",
+     "registering body", "standards body")
+_sub(CONTACT, "contact", "contact", "contact name", "contact person", "designated contact",
+     "designated contact person", "contact information", "designated contact information",
+     "technical contact", "person", "registrant contact", "contact details")
+_sub(CONTACT, "postal", "contact postal address", "contact address")
+_sub(None, "name", "name", "full name")
+_sub(None, "role", "role", "title", "position")
+_sub(None, "email", "email", "e-mail", "mail", "electronic mail", "email address",
+     "e-mail address", "contact email")
+_sub(None, "phone", "phone", "telephone", "tel", "voice", "phone number", "telephone number")
+_sub(None, "address", "address", "postal", "postal address", "mailing address", "postal mail",
+     "street address")
+_sub(None, "other", "web", "web url", "url", "uri", "homepage", "home page", "website",
+     "web site", "fax", "facsimile", "www")
+_SUB_RE = re.compile(
+    r"^[-*\u2022]?\s*(?P<label>" +
+    "|".join(re.escape(n).replace(r"\ ", r"\s+")
+             for n in sorted(_SUBLABELS, key=len, reverse=True)) +
+    r")\s*(?::\s*(?P<rest>.*)|$)", re.IGNORECASE)
+_BULLET = re.compile(r"^(\s*)[-*+\u2022]\s+")
+_ABBREVIATIONS = frozenset(("inc", "ltd", "co", "corp", "st", "dr", "mr", "mrs", "ms", "prof",
+                            "no", "nr", "dept", "univ", "assoc"))
+
+
+@dataclass
+class Registrant:
+    organisation: str = ""
+    address: str = ""
+    contact_name: str = ""
+    email: str = ""
+    phone: str = ""
+    postal: str = ""
+    leftover: str = ""  # what none of the fields above can hold
+
+
+@dataclass
+class _Item:
+    context: str | None
+    kind: str  # a kind of _SUBLABELS, or "free" for unlabelled lines
+    label: str = ""
+    indent: int = 0
+    inline: bool = False  # the value starts on the label's line
+    column: int = 0  # where the value starts on the label's line
+    lines: list[str] = field(default_factory=list)
+
+    @property
+    def value(self) -> str:
+        """The lines, with their indentation relative to one another kept:
+        continuation lines lose the indentation up to the value's column."""
+        if not self.inline:
+            return textwrap.dedent("\n".join(self.lines)).strip("\n")
+        rest = [line[min(self.column, len(line) - len(line.lstrip(" "))):]
+                for line in self.lines[1:]]
+        return "\n".join([self.lines[0], *rest]).strip("\n")
+
+
+def parse_registrant(text: str) -> Registrant:
+    result = Registrant()
+    if not text.strip():
+        return result
+    items = [i for i in _items(text) if i.value.strip()]
+    used: set[int] = set()
+
+    def first(pred) -> _Item | None:
+        for item in items:
+            if id(item) not in used and pred(item):
+                used.add(id(item))
+                return item
+        return None
+
+    org = first(lambda i: i.kind == "organisation") or \
+        first(lambda i: i.kind == "name" and i.context == ORG)
+    if org is None and any(i.kind == "contact" for i in items):
+        # "Name: Mitre Corporation" then "Contact: Michael Mealling": the name is the body's.
+        org = first(lambda i: i.kind == "name" and i.context is None)
+    if org is not None:
+        head, *more = org.value.split("\n")
+        result.organisation = head.strip() if org.inline else _first_sentence(head)
+        tail = head[len(result.organisation):].strip()
+        result.address = "\n".join(x for x in (tail, *more) if x.strip())
+    else:
+        free = first(lambda i: i.kind == "free" and i.context is None)
+        if free is not None:
+            head, *more = free.value.split("\n")
+            if EMAIL.search(head) and not more:  # "Jane Doe <jane@example.org>"
+                result.contact_name = result.organisation = _person(head)
+            else:
+                result.organisation = _first_sentence(head)
+                tail = head[len(result.organisation):].strip()
+                rest = "\n".join(x for x in (tail, *more) if x.strip())
+                if rest:
+                    items.append(_Item(None, "free", lines=[rest]))
+    person = first(lambda i: i.kind == "name")
+    contact = first(lambda i: i.kind == "contact")
+    named = person or contact
+    if named is not None:
+        head = named.value.split("\n")[0]
+        # "Contact: Jane Doe" stays as written; "Jane Doe <jane@...>, Editor" is cleaned.
+        result.contact_name = head.strip() if named.inline and not EMAIL.search(head) \
+            else _person(head)
+    else:
+        role = first(lambda i: i.kind == "role")
+        if role is not None and not result.contact_name:
+            result.contact_name = role.value.split("\n")[0]
+    labelled = [token.strip("<>(),;").removeprefix("mailto:") for i in items
+                if i.kind == "email" for token in i.value.split()[:1] if "@" in token]
+    in_contact = [m.group(1) for i in items if i.context == CONTACT or i.kind in
+                  ("email", "contact") for m in EMAIL.finditer(i.value)]
+    anywhere = [m.group(1) for m in EMAIL.finditer(text)]
+    result.email = (labelled or in_contact or anywhere or [""])[0].rstrip(".")
+    phone = first(lambda i: i.kind == "phone")
+    if phone is not None:
+        result.phone = phone.value.split("\n")[0]
+    postal: list[str] = []
+    if contact is not None and person is None:
+        below = [line for line in contact.value.split("\n")[1:]
+                 if line.strip().strip("<>,;.") != result.email]
+        if any(r.strip() for r in below):
+            postal.append("\n".join(below).strip("\n"))
+    address: list[str] = [result.address] if result.address else []
+    leftover: list[str] = []
+    for item in items:
+        if id(item) in used:
+            continue
+        if item.kind == "postal":
+            postal.append(item.value)
+        elif item.kind == "address":
+            (postal if item.context == CONTACT and (org is not None or address) else
+             address).append(item.value)
+        elif item.kind in ("free", "contact", "name") and item.context == CONTACT:
+            postal.append(item.value)
+        elif item.kind == "free" and item.context == ORG:  # the lines under the organisation
+            address.append(item.value)
+        elif item.kind in ("email", "role", "phone"):
+            if item.value.strip() != result.email and item.kind != "email":
+                leftover.append(f"{item.label}: {item.value}")
+        elif item.kind in ("other", "organisation", "name"):
+            leftover.append(f"{item.label}: {item.value}" if item.label else item.value)
+        else:
+            leftover.append(item.value)
+    result.address = "\n".join(address)
+    result.postal = "\n".join(postal)
+    # A line that is only the email already taken says nothing more.
+    leftover = ["\n".join(line for line in x.split("\n")
+                          if line.strip().strip("<>,;.").removeprefix("mailto:") != result.email)
+                for x in leftover]
+    result.leftover = "\n\n".join(x for x in leftover if x.strip())
+    return result
+
+
+def _items(text: str) -> list[_Item]:
+    """Split the registrant text into labelled items, remembering whether each
+    sits under an organisation or a contact sub-heading."""
+    items: list[_Item] = []
+    context: str | None = None
+    context_indent = -1
+    current: _Item | None = None
+    lines = text.split("\n")
+    lines = [_BULLET.sub(r"\1", line) for line in lines]  # "- Email: x" is "Email: x"
+    for n, raw in enumerate(lines):
+        indent = len(raw) - len(raw.lstrip())
+        stripped = raw.strip()
+        if not stripped:
+            if current is not None and current.lines:
+                following = next((x for x in lines[n + 1:] if x.strip()), "")
+                if current.inline and _continues(current, following):
+                    current.lines.append("")  # a blank line inside an indented value
+                    continue
+                current = None
+            continue
+        if current is not None and current.inline and _continues(current, raw):
+            current.lines.append(raw.rstrip())  # continuation of "Address: ..." lines
+            continue
+        m = _SUB_RE.match(stripped)
+        if m is None:
+            # A line at the label's own depth continues only an address, a label
+            # on a line of its own, or unlabelled lines; otherwise it is new text.
+            if current is None or (current.inline and current.kind not in ("address", "free")):
+                current = _Item(context, "free", indent=indent)
+                items.append(current)
+            current.lines.append(raw.rstrip())
+            continue
+        label = " ".join(m.group("label").lower().split())
+        opens, kind = _SUBLABELS[label]
+        rest = (m.group("rest") or "").strip()
+        if indent <= context_indent:
+            context, context_indent = None, -1
+        if opens is not None:
+            context, context_indent = opens, indent
+            if m.group("rest") is None:
+                current = None  # "Registering organization" alone: a sub-heading
+                continue
+        column = indent + (m.start("rest") if rest else 0)
+        current = _Item(context, kind, m.group("label"), indent, bool(rest), column,
+                        [rest] if rest else [])
+        items.append(current)
+    return items
+
+
+def _continues(item: _Item, line: str) -> bool:
+    """Whether ``line`` goes on with the value of a labelled item: it starts
+    under the value, or deeper than the label without being a label itself."""
+    indent = len(line) - len(line.lstrip())
+    if not line.strip() or indent <= item.indent:
+        return False
+    return indent >= item.column or _SUB_RE.match(line.strip()) is None
+
+
+def _person(text: str) -> str:
+    """"Jonas Öberg <jonas@example.org>" -> "Jonas Öberg"; "IESG, iesg@ietf.org" -> "IESG"."""
+    without = EMAIL.sub("", text)
+    without = re.sub(r"[<>()\[\]]", " ", without)
+    without = " ".join(without.split()).strip(" ,;:-")
+    if "," in without:
+        without = without.split(",")[0].strip()
+    return without
+
+
+def _first_sentence(line: str) -> str:
+    """"IETF and the CORE working group. Should the group cease..." -> its first
+    sentence; "ACME Inc. Research" stays whole."""
+    for m in re.finditer(r"\.\s+(?=[A-Z])", line):
+        before = line[:m.start()].split()
+        word = before[-1].lower() if before else ""
+        if word in _ABBREVIATIONS or len(word) <= 1:
+            continue
+        if len(line) - m.end() < 25:  # a short tail is part of the name
+            continue
+        return line[:m.start() + 1]
+    return line.strip()

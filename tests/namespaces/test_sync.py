@@ -1,0 +1,142 @@
+"""sync_iana: a report by default, every change an event with --apply, and the
+daily task that runs it where IANA_SYNC_URL is set."""
+
+import io
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from registry.namespaces import sync
+from registry.namespaces.models import (
+    Namespace,
+    NamespaceEvent,
+    Person,
+    RegistryEvent,
+    RegistryMetadata,
+)
+from registry.namespaces.tasks import sync_iana_task
+from tests.namespaces.test_iana_xml import IANA_XML, newer_iana_file
+
+
+@pytest.fixture
+def newer(tmp_path):
+    path = tmp_path / "urn-namespaces.xml"
+    text = newer_iana_file().decode().replace(
+        '<record date="2018-06-19">\n      <name>3gpp2</name>',
+        '<record date="2018-06-20" updated="2026-05-01">\n      <name>3gpp2</name>')
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def iana_registry(db):
+    call_command("import_registry", str(IANA_XML), verbosity=0)
+
+
+def run(*args) -> str:
+    out = io.StringIO()
+    call_command("sync_iana", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_the_default_is_a_report_that_changes_nothing(iana_registry, newer):
+    events = NamespaceEvent.objects.count(), RegistryEvent.objects.count()
+    report = run(str(newer))
+    assert "new      trivore: new formal namespace" in report
+    assert "changed  3gpp2: registered_on: 2018-06-19 -> 2018-06-20" in report
+    assert "changed  3gpp2: record_updated: '' -> 2026-05-01" in report
+    assert "experts  formal:" in report and "person   Ada_Example: new: Ada Example" in report
+    assert "updated  registry: 2026-05-28" in report
+    assert "run again with --apply" in report
+    assert (NamespaceEvent.objects.count(), RegistryEvent.objects.count()) == events
+    assert not Namespace.objects.by_nid("trivore").exists()
+
+
+def test_apply_records_every_change_as_an_event(iana_registry, newer):
+    report = run(str(newer), "--apply")
+    assert "Recorded" in report
+    trivore = Namespace.objects.by_nid("trivore").get()
+    new_event = trivore.events.get()
+    assert new_event.kind == "synced" and "New in" in new_event.comment
+    gpp2 = Namespace.objects.by_nid("3gpp2").get()
+    assert str(gpp2.registered_on) == "2018-06-20" and str(gpp2.record_updated) == "2026-05-01"
+    change = gpp2.events.get(kind="synced")
+    assert "registered_on: 2018-06-19 -> 2018-06-20" in change.comment
+    experts = RegistryEvent.objects.filter(kind="experts_changed", subject="formal").first()
+    assert experts.before.endswith("Jyrki Ilva") and experts.after.endswith("Lars Svensson")
+    assert RegistryMetadata.objects.get(key="formal").experts == experts.after
+    assert RegistryEvent.objects.filter(kind="person_added", subject="Ada_Example").exists()
+    assert str(RegistryMetadata.objects.get(key="registry").updated) == "2026-05-28"
+    # In line now: a second run finds nothing and records nothing.
+    count = NamespaceEvent.objects.count()
+    assert "In line with" in run(str(newer), "--apply")
+    assert NamespaceEvent.objects.count() == count
+
+
+def test_synced_changes_do_not_count_as_changes_made_here(client, iana_registry, newer):
+    run(str(newer), "--apply")
+    assert NamespaceEvent.objects.last_real_change() is None
+    assert b"<updated>2026-05-28</updated>" in client.get("/registry.xml").content
+
+
+def test_rows_only_held_here_are_reported_never_removed(iana_registry, tmp_path):
+    path = tmp_path / "fewer.xml"
+    path.write_text(IANA_XML.read_text().replace("""    <record>
+      <name>xmpp</name>
+      <xref type="rfc" data="rfc4854"/>
+    </record>""", ""))
+    report = run(str(path), "--apply")
+    assert "missing  xmpp: not in" in report
+    assert Namespace.objects.by_nid("xmpp").exists()
+
+
+def test_a_bad_file_changes_nothing(iana_registry, tmp_path):
+    path = tmp_path / "bad.xml"
+    path.write_bytes(newer_iana_file().replace(
+        b"https://www.trivore.com/", b"javascript:alert(1)"))
+    with pytest.raises(CommandError, match="Nothing changed.*trivore.*not an http"):
+        run(str(path), "--apply")
+    assert not Namespace.objects.by_nid("trivore").exists()
+    assert not Person.objects.filter(person_id="Ada_Example").exists()
+
+
+@pytest.mark.parametrize("source", ["file:///etc/passwd", "ftp://example.org/x.xml",
+                                    "/no/such/file.xml"])
+def test_only_files_and_http_urls_are_read(db, source):
+    with pytest.raises(CommandError, match="Nothing changed"):
+        run(source)
+
+
+def test_a_url_is_fetched(iana_registry, newer, monkeypatch):
+    class Response(io.BytesIO):
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    seen = []
+
+    def urlopen(request, timeout):
+        seen.append(request.full_url)
+        return Response(newer.read_bytes())
+
+    monkeypatch.setattr(sync.urllib.request, "urlopen", urlopen)
+    assert "trivore" in run("https://www.iana.org/assignments/urn-namespaces/urn-namespaces.xml")
+    assert seen == ["https://www.iana.org/assignments/urn-namespaces/urn-namespaces.xml"]
+
+
+def test_the_daily_task_is_off_by_default_and_applies_when_set(iana_registry, newer,
+                                                               settings):
+    settings.IANA_SYNC_URL = ""
+    sync_iana_task()
+    assert not Namespace.objects.by_nid("trivore").exists()
+    settings.IANA_SYNC_URL = str(newer)
+    sync_iana_task()
+    assert Namespace.objects.by_nid("trivore").exists()
+
+
+def test_the_command_needs_a_source(db, settings):
+    settings.IANA_SYNC_URL = ""
+    with pytest.raises(CommandError, match="IANA_SYNC_URL"):
+        run()

@@ -1,0 +1,92 @@
+"""Conflict warnings (RFC 8141 sections 5.1 and 6.2) where people see them: the live
+check behind the form, the form itself, the request page and the expert dashboard."""
+
+import datetime as dt
+
+import lxml.html
+import pytest
+from django.urls import reverse
+
+from registry.namespaces.actions import namespace_register
+from registry.namespaces.advice import confusion_index
+from tests.factories import complete_values, make_request
+
+
+@pytest.fixture
+def xmpp(staff):
+    return namespace_register(kind="formal", nid="xmpp", actor=staff, date=dt.date(2007, 4, 27),
+                              values=complete_values(registrant_organisation=
+                                                     "XMPP Standards Foundation"))
+
+
+def test_live_check_gives_each_warning_with_its_reason_and_links(client, xmpp):
+    data = client.get("/api/nid-check", {"nid": "xmpp-ext",
+                                          "organisation": "XMPP Standards Foundation, Inc."}).json()
+    assert data["acceptable"]
+    assert [(w["code"], w["matched"], w["link"]) for w in data["warnings"]] == [
+        ("prefix_or_suffix", "xmpp", "/namespaces/xmpp/"),
+        ("same_organisation", "xmpp", "/namespaces/xmpp/"),
+    ]
+    first = data["warnings"][0]
+    assert first["message"] == '"xmpp-ext" starts with the registered NID "xmpp".'
+    assert first["rule"] == "RFC 8141 section 5.1"
+    assert first["rule_link"] == "https://www.rfc-editor.org/rfc/rfc8141#section-5.1"
+
+
+def test_live_check_does_not_compare_a_request_with_itself(client, registrant):
+    request = make_request(registrant, nid="selfnid")
+    codes = [w["code"] for w in client.get("/api/nid-check", {"nid": "selfnid"}).json()
+             ["warnings"]]
+    assert codes == ["duplicate_request"]
+    mine = client.get("/api/nid-check", {"nid": "selfnid", "request": request.pk}).json()
+    assert mine["warnings"] == []
+
+
+def test_the_index_follows_the_registry(client, staff, db):
+    assert client.get("/api/nid-check", {"nid": "newnids"}).json()["warnings"] == []
+    namespace_register(kind="formal", nid="newnid", actor=staff, date=dt.date(2026, 1, 1),
+                       values=complete_values())
+    data = client.get("/api/nid-check", {"nid": "newnids"}).json()
+    assert [w["code"] for w in data["warnings"]] == ["plural"]
+    assert confusion_index() is confusion_index()  # unchanged registry: the same index
+
+
+def test_request_page_lists_the_warnings_accessibly(client, registrant, expert, xmpp):
+    request = make_request(registrant, nid="xmpp-ext",
+                           registrant_organisation="XMPP Standards Foundation Inc")
+    client.force_login(expert)
+    page = lxml.html.fromstring(client.get(request.get_absolute_url()).content)
+    (section,) = page.xpath("//section[@id='nid-warnings']")
+    assert section.get("aria-labelledby") == "nid-warnings-title"
+    assert page.xpath("//*[@id='nid-warnings-title']")[0].text_content().startswith(
+        "Possible confusion with this NID (2)")
+    items = section.xpath(".//li[contains(@class, 'nid-warning')]")
+    assert [li.get("data-code") for li in items] == ["prefix_or_suffix", "same_organisation"]
+    assert "This body already holds \"xmpp\"" in items[1].text_content()
+    links = [a.get("href") for a in items[0].xpath(".//a")]
+    assert links == ["/namespaces/xmpp/", "https://www.rfc-editor.org/rfc/rfc8141#section-5.1"]
+    assert items[0].xpath(".//*[@class='visually-hidden']")[0].text_content() == "Warning:"
+
+
+def test_dashboard_shows_the_warnings_of_each_request(client, registrant, other_registrant,
+                                                      expert, xmpp):
+    near = make_request(registrant, nid="xmpp3")
+    clean = make_request(other_registrant, nid="quitefresh")
+    client.force_login(expert)
+    page = lxml.html.fromstring(client.get(reverse("review:dashboard")).content)
+    rows = {row.xpath("./td")[0].text_content(): row
+            for row in page.xpath("//table[@data-state='in_review']/tbody/tr")}
+    details = rows[str(near.pk)].xpath(".//details[contains(@class, 'dashboard-warnings')]")
+    assert len(details) == 1
+    assert "1 warning" in details[0].xpath(".//summary")[0].text_content()
+    assert details[0].xpath(".//li")[0].get("data-code") == "near_spelling"
+    assert rows[str(clean.pk)].xpath(".//details") == []
+
+
+def test_the_form_shows_the_warnings_without_javascript(client, registrant, xmpp):
+    client.force_login(registrant)
+    draft = make_request(registrant, nid="xmpps", submit=False)
+    page = lxml.html.fromstring(client.get(reverse("review:edit", args=[draft.pk])).content)
+    status = page.xpath("//*[@id='nid-status']")[0]
+    assert status.get("aria-live") == "polite"
+    assert [li.get("data-code") for li in status.xpath(".//li")] == ["plural"]
