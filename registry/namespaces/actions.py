@@ -216,7 +216,7 @@ def namespace_set_status(*, namespace: Namespace, status: str, comment: str,
         replacement = replacement_namespace(namespace, replaced_by)
     changes = {}
     if namespace.replaced_by_id != (replacement.pk if replacement else None):
-        changes["replaced_by"] = [_show(namespace.replaced_by), _show(replacement)]
+        changes["replaced_by"] = [_as_json(namespace.replaced_by), _as_json(replacement)]
     NamespaceEvent.objects.create(
         namespace=namespace, kind=NamespaceEvent.Kind.STATUS_CHANGED, actor=actor,
         from_status=namespace.status, to_status=status, comment=comment.strip(),
@@ -257,7 +257,7 @@ STAFF_FIELDS = ("holder", "references", "registry_note", "registered_on", "templ
                 "template_date")
 
 
-def _show(value: object) -> object:
+def _as_json(value: object) -> object:
     """A value as the event's ``changes`` keeps it (JSON; accounts and namespaces by name)."""
     if value is None or isinstance(value, str | int | bool | list):
         return value
@@ -303,7 +303,7 @@ def namespace_update_record(*, namespace: Namespace, changes: dict[str, object],
     NamespaceEvent.objects.create(
         namespace=namespace, kind=NamespaceEvent.Kind.RECORD_CHANGED, actor=actor,
         from_status=namespace.status, to_status=namespace.status, comment=reason.strip(),
-        changes={name: [_show(getattr(namespace, name)), _show(value)]
+        changes={name: [_as_json(getattr(namespace, name)), _as_json(value)]
                  for name, value in diff.items()},
     )
     for name, value in diff.items():
