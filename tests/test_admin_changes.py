@@ -9,6 +9,7 @@ from django.contrib import admin
 from django.contrib.auth.models import Permission
 
 from registry.accounts.models import AccountEvent, User
+from registry.namespaces import xrefs
 from registry.namespaces.actions import namespace_register
 from registry.namespaces.models import Namespace, NamespaceEvent
 from tests.factories import complete_values, make_request, make_user
@@ -104,7 +105,7 @@ def test_saved_changes_are_the_ones_asked_for(staff_client, objects):
     staff_client.post(url, {**data, "references": "RFC8141\nRFC Errata 3188",
                             "reason": "Errata."})
     namespace.refresh_from_db()
-    assert namespace.references == ["RFC8141", "RFC Errata 3188"]
+    assert [xrefs.label(r) for r in namespace.references] == ["RFC8141", "RFC Errata 3188"]
     event = NamespaceEvent.objects.get(namespace=namespace, kind="record_changed")
     assert set(event.changes) == {"references"} and event.comment == "Errata."
 

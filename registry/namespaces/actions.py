@@ -276,9 +276,13 @@ def check_record(changes: dict[str, object]) -> None:
         raise RegistryError(f"Not a field of the registry record: {', '.join(sorted(unknown))}.")
     references = changes.get("references", [])
     if not isinstance(references, list) or not all(
-            isinstance(r, str) and r.strip() and "\n" not in r for r in references):
+            isinstance(r, dict) or (isinstance(r, str) and r.strip() and "\n" not in r)
+            for r in references):
         raise RecordInvalid("references", "References are a list of labels, one per line "
                                           "(e.g. RFC5279, or Name <https://…>).")
+    for reference in references:
+        if isinstance(reference, dict) and (problem := xrefs.problem(reference)):
+            raise RecordInvalid("references", problem)
     url = changes.get("template_url") or ""
     if url and not re.fullmatch(r"https?://\S+", str(url)):
         raise RecordInvalid("template_url", "The template URL must start with http:// or "
@@ -293,6 +297,10 @@ def namespace_update_record(*, namespace: Namespace, changes: dict[str, object],
     each field's before and after, and the reason. Unchanged values are ignored; if
     nothing changes, nothing is written."""
     check_record(changes)
+    if "references" in changes:  # labels become references typed as IANA types them
+        changes = {**changes, "references": [
+            xrefs.from_label(r) if isinstance(r, str) else r
+            for r in changes["references"]]}  # type: ignore[union-attr]
     namespace = Namespace.objects.select_for_update().get(pk=namespace.pk)
     diff = {name: value for name, value in changes.items()
             if getattr(namespace, name) != value}

@@ -12,6 +12,7 @@ from typing import Any
 from django import forms
 from django.contrib.auth import get_user_model
 
+from registry.namespaces import xrefs
 from registry.namespaces.actions import (
     STAFF_FIELDS,
     RecordInvalid,
@@ -52,22 +53,26 @@ class AccountField(forms.CharField):
 
 
 class ReferencesField(forms.CharField):
-    """The registry's reference labels, one per line."""
+    """The registry's references, typed as IANA types them, edited as labels one per line."""
 
     widget = forms.Textarea(attrs={"rows": 3})
-
-    def prepare_value(self, value: Any) -> Any:
-        return "\n".join(value) if isinstance(value, list) else value
 
     @staticmethod
     def lines(text: str) -> list[str]:
         return [line.strip() for line in text.splitlines() if line.strip()]
 
-    def clean(self, value: Any) -> list[str]:
-        return self.lines(super().clean(value))
+    @staticmethod
+    def labels(value: Any) -> list[str]:
+        return [xrefs.label(v) if isinstance(v, dict) else str(v) for v in (value or [])]
+
+    def prepare_value(self, value: Any) -> Any:
+        return "\n".join(self.labels(value)) if isinstance(value, list) else value
+
+    def clean(self, value: Any) -> list[Any]:
+        return [xrefs.from_label(line) for line in self.lines(super().clean(value))]
 
     def has_changed(self, initial: Any, data: Any) -> bool:
-        return list(initial or []) != self.lines(data or "")
+        return self.labels(initial) != self.lines(data or "")
 
 
 class SearchForm(TextPolicyForm, forms.Form):

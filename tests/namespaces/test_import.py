@@ -88,6 +88,11 @@ def test_the_shipped_fixture_is_the_import_result(db):
     assert InformalNumberCounter.objects.get().last_assigned == counter == 7
 
 
+@pytest.mark.parametrize("field, value", [("registrant", "Evil \u202egro.live"),
+                                          ("name", "bad\x07nid"),
+                                          ("refs", ["RFC\x0b1"]),
+                                          ("notes", ["fine\n", "not \x1b fine"]),
+                                          ("template_url", "https://example.org/\u2066x")])
 def test_import_refuses_a_file_with_a_row_that_breaks_the_text_policy(db, tmp_path, field,
                                                                        value):
     from django.core.management import CommandError

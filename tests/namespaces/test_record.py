@@ -4,6 +4,7 @@ import datetime as dt
 
 import pytest
 
+from registry.namespaces import xrefs
 from registry.namespaces.actions import (
     RecordInvalid,
     namespace_register,
@@ -33,7 +34,8 @@ def test_record_change_writes_one_event_with_before_after_and_reason(namespace, 
         "registered_on": dt.date(2026, 10, 30), "template_url": "https://iana.example/t",
     })
     namespace.refresh_from_db()
-    assert namespace.holder == registrant and namespace.references == ["RFC8141"]
+    assert namespace.holder == registrant
+    assert [xrefs.label(r) for r in namespace.references] == ["RFC8141"]
     event = NamespaceEvent.objects.get(namespace=namespace, kind="record_changed")
     assert event.actor == staff and event.comment == "Ticket 4711."
     assert event.changes["holder"] == [None, registrant.email]
