@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """The project's two commands, needing nothing but Python 3.11:
 
-    python3 dev.py start   # venv + install + migrate + real registry + demo data + serve
+    python3 dev.py start [ADDRESS]  # venv + install + migrate + real registry + demo + serve
     python3 dev.py test    # venv + install + the whole test suite
 
 ``start`` runs on the embedded default (SQLite, Celery eager, console mail)
-unless DATABASE_URL etc. are set. ``test`` uses PostgreSQL on 127.0.0.1:5432
-and Redis on 127.0.0.1:6379 when they answer (and insists on them when CI=true);
-elsewhere it runs on SQLite and the PostgreSQL-only tests are skipped with a
-printed reason. Extra arguments after ``test`` go to pytest.
+unless DATABASE_URL etc. are set; ADDRESS is ``host:port`` or a port (default
+127.0.0.1:8000), and links in mail use it unless SITE_URL is set. ``test`` uses
+PostgreSQL on 127.0.0.1:5432 and Redis on 127.0.0.1:6379 when they answer (and
+insists on them when CI=true); elsewhere it runs on SQLite and the PostgreSQL-only
+tests are skipped with a printed reason. Extra arguments after ``test`` go to pytest.
 """
 
 from __future__ import annotations
@@ -65,16 +66,27 @@ def manage(*args: str, env=None) -> None:
     run(PYTHON, "manage.py", *args, env=env)
 
 
+def serving_address(argv: list[str]) -> str:
+    """``host:port`` from the command line: "8160" means 127.0.0.1:8160."""
+    address = argv[0] if argv else "127.0.0.1:8000"
+    return f"127.0.0.1:{address}" if address.isdigit() else address
+
+
 def start(argv: list[str]) -> None:
     ensure_venv("requirements.txt")
+    address = serving_address(argv)
     env = dict(os.environ)
-    manage("migrate", "--noinput", "-v", "0", env=env)
-    manage("import_registry", env=env)
+    # Links in mail point where this server answers, unless SITE_URL says otherwise.
+    env.setdefault("SITE_URL", f"http://{address}")
+    # Setting up prints what matters, not every task the demo's actions ran.
+    quiet = {**env, "LOG_LEVEL": env.get("LOG_LEVEL", "ERROR")}
+    manage("migrate", "--noinput", "-v", "0", env=quiet)
+    manage("import_registry", env=quiet)
     templates = ROOT.parent / "shared" / "data" / "templates"
     if templates.is_dir():  # the real templates of isbn, xmpp, 3gpp... as their versions
-        manage("import_templates", str(templates), env=env)
-    manage("seed_demo", env=env)
-    address = argv[0] if argv else "127.0.0.1:8000"
+        manage("import_templates", str(templates), env=quiet)
+    manage("seed_demo", env=quiet)
+    say(f"links in mail use {env['SITE_URL']}")
     say(f"serving on http://{address}/  (Ctrl-C stops it)")
     os.execve(str(PYTHON), [str(PYTHON), "manage.py", "runserver", address], env)
 

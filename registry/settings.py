@@ -124,6 +124,9 @@ AUTHENTICATION_BACKENDS = [
 # django-allauth: email is the identity; it must be verified before log-in.
 ACCOUNT_LOGIN_METHODS = {"email"}
 ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
+ACCOUNT_SIGNUP_FORM_CLASS = "registry.accounts.signup.PersonDetailsForm"  # name, organisation
+ACCOUNT_ADAPTER = "registry.accounts.adapter.RegistryAccountAdapter"
+ACCOUNT_USER_DISPLAY = "registry.accounts.adapter.user_display"
 ACCOUNT_EMAIL_VERIFICATION = "mandatory"
 ACCOUNT_CONFIRM_EMAIL_ON_GET = False
 ACCOUNT_UNIQUE_EMAIL = True
@@ -146,7 +149,7 @@ ACCOUNT_FORMS = {
 ACCOUNT_RATE_LIMITS = {
     "login_failed": env_str("LOGIN_FAILED_RATE_LIMIT", "10/m/ip,5/5m/key"),
 }
-LOGIN_REDIRECT_URL = "review:my-requests"
+LOGIN_REDIRECT_URL = "review:my-requests"  # the adapter sends experts and staff to their queue
 ACCOUNT_LOGOUT_REDIRECT_URL = "namespaces:registry"
 
 # Required in production: log-in throttling and the rate limits count in this cache, and
@@ -242,6 +245,8 @@ REVIEW_LIST_ID = env_str("REVIEW_LIST_ID", REVIEW_LIST_ADDRESS.replace("@", ".")
 REVIEW_MIN_DAYS = env_int("REVIEW_MIN_DAYS", 14)
 REVIEW_IDLE_REMINDER_DAYS = env_int("REVIEW_IDLE_REMINDER_DAYS", 7)
 SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")
+SITE_NAME = env_str("SITE_NAME", "URN Namespace Registry")
+ACCOUNT_EMAIL_SUBJECT_PREFIX = f"[{SITE_NAME}] "
 
 LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"

@@ -9,6 +9,7 @@ urlpatterns = [
     path("api/nid-check", review_views.nid_check, name="nid-check"),
     path("requests/", include("registry.review.urls")),
     path("accounts/", include("allauth.urls")),
+    path("iana/people/", include("registry.accounts.urls")),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
 ]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import factory
 from allauth.account.models import EmailAddress
 
+from registry.accounts.actions import role_grant, user_recognize
 from registry.accounts.models import User
-from registry.accounts.roles import add_role
 
 PASSWORD = "correct horse battery staple 8141"
 
@@ -24,12 +24,13 @@ class UserFactory(factory.django.DjangoModelFactory):
 
 
 def make_user(email: str, *, roles=(), organisation: str = "", recognized: bool = False) -> User:
-    user = UserFactory(email=email, organisation=organisation,
-                       recognized_standards_body=recognized)
+    user = UserFactory(email=email, organisation=organisation)
     EmailAddress.objects.get_or_create(user=user, email=email,
                                        defaults={"verified": True, "primary": True})
     for role in roles:
-        add_role(user, role)
+        user = role_grant(user=user, role=role, reason="Test persona.", actor=None)
+    if recognized:
+        user = user_recognize(user=user, reason="Test persona.", actor=None)
     return user
 
 

@@ -107,7 +107,8 @@ def test_no_page_needs_inline_code(client, registry, registrant, expert, staff):
         registrant: ["/requests/", "/requests/new/", reverse("review:edit", args=[draft.pk]),
                      request.get_absolute_url()],
         expert: ["/requests/dashboard/", request.get_absolute_url()],
-        staff: ["/requests/iana/"],
+        staff: ["/requests/iana/", "/iana/people/", f"/iana/people/{registrant.pk}/",
+                "/iana/namespaces/isbn/", "/namespaces/isbn/"],
     }
     for person, paths in pages.items():
         client.logout()

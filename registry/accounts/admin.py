@@ -1,28 +1,197 @@
-from django.contrib import admin
-from django.contrib.auth.admin import UserAdmin
-from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
+"""People in the admin. Staff correct names and organisations, recognize standards
+bodies and grant roles only through registry.accounts.actions, each with a reason
+and an AccountEvent. Accounts are created by signing up, never deleted (their
+history stays), and passwords are reset by their owners."""
 
-from registry.accounts.models import User
+from __future__ import annotations
+
+from typing import Any, cast
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.auth.admin import UserAdmin
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+
+from registry.accounts import actions
+from registry.accounts.models import AccountEvent, User
+from registry.accounts.roles import ROLE_GROUPS, STAFF
+from registry.namespaces.admin import ReadOnlyInline, reason_page
 from registry.text_policy import TextPolicyForm
 
 
-class UserAdminChangeForm(TextPolicyForm, UserChangeForm):
-    pass
+class AccountEventInline(ReadOnlyInline):
+    model = AccountEvent
+    fk_name = "user"
+    fields = ("created_at", "kind", "role", "changes", "actor", "reason")
+    readonly_fields = fields
+    show_change_link = False
 
 
-class UserAdminCreationForm(TextPolicyForm, AdminUserCreationForm):
-    pass
+class PersonForm(TextPolicyForm, forms.ModelForm):
+    """Profile, recognition and roles, and the reason for whatever changes."""
+
+    roles = forms.MultipleChoiceField(choices=[(r, r) for r in ROLE_GROUPS], required=False,
+                                      widget=forms.CheckboxSelectMultiple)
+    reason = forms.CharField(max_length=2000, required=False,
+                             widget=forms.Textarea(attrs={"rows": 2}),
+                             help_text="Kept in the account's history with your name.")
+
+    class Meta:
+        model = User
+        fields = ("first_name", "last_name", "organisation", "is_active",
+                  "recognized_standards_body")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            self.initial["roles"] = list(self.instance.groups.filter(name__in=ROLE_GROUPS)
+                                         .values_list("name", flat=True))
+
+    acting_pk: int | None = None  # the person using the admin (set by get_form)
+
+    def clean(self) -> dict[str, Any]:
+        data: dict[str, Any] = super().clean() or {}
+        if self.changed_data and not (data.get("reason") or "").strip():
+            self.add_error("reason", "Say why; the reason is kept in the account's history.")
+        if ("recognized_standards_body" in self.changed_data
+                and data.get("recognized_standards_body")
+                and not actions.address_verified(self.instance)):
+            self.add_error("recognized_standards_body", "The address is not verified yet; "
+                           "recognize the account once its owner has confirmed it.")
+        if self.acting_pk is not None and self.acting_pk == self.instance.pk:
+            if "is_active" in self.changed_data and not data.get("is_active"):
+                self.add_error("is_active", "You cannot deactivate your own account.")
+            if STAFF in self.initial.get("roles", []) and STAFF not in data.get("roles", [STAFF]):
+                self.add_error("roles", "Ask another member of IANA staff to end your own "
+                                        "staff role.")
+        return data
+
+
+class ReasonForm(TextPolicyForm, forms.Form):
+    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), max_length=2000,
+                             help_text="Kept in each account's history with your name.")
 
 
 @admin.register(User)
 class RegistryUserAdmin(UserAdmin):
-    form = UserAdminChangeForm
-    add_form = UserAdminCreationForm
+    form = PersonForm
     list_display = ("email", "first_name", "last_name", "organisation",
                     "recognized_standards_body", "is_staff")
     list_filter = ("recognized_standards_body", "groups", "is_staff", "is_active")
     search_fields = ("email", "first_name", "last_name", "organisation")
     ordering = ("email",)
-    fieldsets = UserAdmin.fieldsets + (
-        ("Registrant", {"fields": ("organisation", "recognized_standards_body")}),
+    readonly_fields = ("email", "is_staff", "is_superuser", "last_login", "date_joined")
+    fieldsets = (
+        (None, {"fields": ("email",)}),
+        ("Person", {"fields": ("first_name", "last_name", "organisation")}),
+        ("Standing", {"fields": ("recognized_standards_body", "roles", "is_active", "is_staff",
+                                 "is_superuser")}),
+        ("Why", {"fields": ("reason",)}),
+        ("Dates", {"fields": ("last_login", "date_joined")}),
     )
+    inlines = [AccountEventInline]
+    actions = ["recognize", "unrecognize"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # people sign up themselves (and verify their address)
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False  # an account with history is deactivated, not deleted
+
+    def has_recognize_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("accounts.recognize_standards_body")
+
+    def user_change_password(self, request: HttpRequest, id: str,
+                             form_url: str = "") -> HttpResponse:
+        raise PermissionDenied("People reset their own password from the log-in page.")
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> tuple[str, ...]:
+        readonly = tuple(self.readonly_fields)
+        if not request.user.has_perm("accounts.recognize_standards_body"):
+            readonly += ("recognized_standards_body",)
+        return readonly
+
+    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False,
+                 **kwargs: Any) -> Any:
+        form = super().get_form(request, obj, change=change, **kwargs)
+        may_grant = request.user.has_perm("accounts.grant_role")
+
+        class Form(form):  # type: ignore[misc, valid-type]
+            acting_pk = request.user.pk
+
+            def __init__(self, *args: Any, **kw: Any) -> None:
+                super().__init__(*args, **kw)
+                if "roles" in self.fields and not may_grant:
+                    self.fields["roles"].disabled = True
+
+        return Form
+
+    def save_model(self, request: HttpRequest, obj: User, form: PersonForm,
+                   change: bool) -> None:
+        reason, actor = form.cleaned_data.get("reason", ""), cast(User, request.user)
+        changed = form.changed_data
+        profile = {name: form.cleaned_data[name] for name in actions.PROFILE_FIELDS
+                   if name in changed}
+        actions.user_update_profile(user=obj, changes=profile, reason=reason, actor=actor)
+        if "recognized_standards_body" in changed:
+            change_recognition = (actions.user_recognize
+                                  if form.cleaned_data["recognized_standards_body"]
+                                  else actions.user_unrecognize)
+            change_recognition(user=obj, reason=reason, actor=actor)
+        if "roles" in changed:
+            before, after = set(form.initial.get("roles", [])), set(form.cleaned_data["roles"])
+            for role in sorted(after - before):
+                actions.role_grant(user=obj, role=role, reason=reason, actor=actor)
+            for role in sorted(before - after):
+                actions.role_revoke(user=obj, role=role, reason=reason, actor=actor)
+        obj.refresh_from_db()
+
+    def _recognition(self, request: HttpRequest, queryset: QuerySet, recognized: bool,
+                     title: str) -> HttpResponse | None:
+        form = ReasonForm(request.POST if "apply" in request.POST else None)
+        if form.is_bound and form.is_valid():
+            change = actions.user_recognize if recognized else actions.user_unrecognize
+            done = 0
+            for user in queryset:
+                try:
+                    change(user=user, reason=form.cleaned_data["reason"],
+                           actor=cast(User, request.user))
+                    done += 1
+                except actions.AccountRefused as exc:
+                    self.message_user(request, f"{user.email}: {exc}", messages.ERROR)
+            if done:
+                self.message_user(request, f"{title}: {done} account(s).")
+            return redirect(request.get_full_path())
+        return reason_page(self, request, queryset, form, title,
+                           "Recognition decides who may use the fast track (RFC 8141 "
+                           "section 6.3); each account's history keeps the change:")
+
+    @admin.action(description="Recognize as standards bodies", permissions=["recognize"])
+    def recognize(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
+        return self._recognition(request, queryset, True, "Recognize as standards bodies")
+
+    @admin.action(description="Withdraw recognition as standards bodies",
+                  permissions=["recognize"])
+    def unrecognize(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
+        return self._recognition(request, queryset, False,
+                                 "Withdraw recognition as standards bodies")
+
+
+@admin.register(AccountEvent)
+class AccountEventAdmin(admin.ModelAdmin):
+    list_display = ("created_at", "user", "kind", "role", "actor", "reason")
+    list_filter = ("kind", "role")
+    search_fields = ("user__email", "actor__email", "reason")
+    readonly_fields = ("created_at", "user", "kind", "role", "changes", "actor", "reason")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False

@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class AccountsConfig(AppConfig):
@@ -17,3 +18,9 @@ class AccountsConfig(AppConfig):
         m2m_changed.connect(roles_changed, sender=User.groups.through,
                             dispatch_uid="registry-roles-changed")
         post_save.connect(expert_changed, sender=User, dispatch_uid="registry-expert-changed")
+
+        from registry.accounts.roles import sync_role_groups
+
+        # After every migrate (and every test-database flush) the role groups exist with
+        # exactly their permissions, so IANA staff never need to be superusers.
+        post_migrate.connect(sync_role_groups, dispatch_uid="registry_sync_role_groups")

@@ -1,12 +1,18 @@
-"""allauth's account forms with the registry's text policy on every text field.
+"""allauth's account forms with the registry's text policy on every text field, and
+the IANA staff forms of a person's page (each with the reason the account's history
+keeps).
 
 Passwords are left alone: they are never shown or published, and refusing a
 character there would only lock people out of an account they already have."""
 
 from __future__ import annotations
 
-from allauth.account import forms as allauth_forms
+from typing import Any
 
+from allauth.account import forms as allauth_forms
+from django import forms
+
+from registry.accounts.models import User
 from registry.text_policy import TextPolicyForm
 
 
@@ -25,3 +31,43 @@ class AddEmailForm(TextPolicyForm, allauth_forms.AddEmailForm):
 class ResetPasswordForm(TextPolicyForm, allauth_forms.ResetPasswordForm):
     pass
 
+
+REASON_HELP = "Kept in the account's history with your name."
+
+
+class ReasonForm(TextPolicyForm, forms.Form):
+    reason = forms.CharField(max_length=2000, widget=forms.Textarea(attrs={"rows": 2}),
+                             help_text=REASON_HELP)
+
+
+class ProfileForm(TextPolicyForm, forms.ModelForm):
+    reason = forms.CharField(max_length=2000, required=False,
+                             widget=forms.Textarea(attrs={"rows": 2}), help_text=REASON_HELP)
+
+    class Meta:
+        model = User
+        fields = ("first_name", "last_name", "organisation", "is_active")
+        labels = {"is_active": "Account active (can log in)"}
+
+    def clean(self) -> dict[str, Any]:
+        data: dict[str, Any] = super().clean() or {}
+        if self.changed_data and not (data.get("reason") or "").strip():
+            self.add_error("reason", "Say why; the reason is kept in the account's history.")
+        return data
+
+
+class HolderForm(TextPolicyForm, forms.Form):
+    nid = forms.CharField(max_length=64, label="Namespace (NID)",
+                          help_text="A registered namespace this person will hold: they may "
+                                    "then request its new versions.")
+    reason = forms.CharField(max_length=2000, widget=forms.Textarea(attrs={"rows": 2}),
+                             help_text="Kept in the namespace's public history with your name.")
+
+    def clean_nid(self) -> Any:
+        from registry.namespaces.models import Namespace
+
+        nid = self.cleaned_data["nid"].strip()
+        namespace = Namespace.objects.by_nid(nid).first()
+        if namespace is None:
+            raise forms.ValidationError(f'"{nid}" is not a registered NID.')
+        return namespace

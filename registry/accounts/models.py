@@ -1,37 +1,67 @@
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.conf import settings
 from django.contrib.auth.models import AbstractUser, UserManager
 from django.db import models
 
+from registry.history import AppendOnlyModel, EventGuardedQuerySet, EventGuardedState
 
-class UserQuerySet(models.QuerySet):
-    def with_role(self, group: str):
+
+class PersonQuerySet(EventGuardedQuerySet):
+    """Reads of people, for the IANA staff pages."""
+
+    def _refuse_guarded(self, fields: Iterable[str]) -> None:
+        # Migrations use this manager on a historical User, which has no guard to keep.
+        if hasattr(self.model, "guarded_field"):
+            super()._refuse_guarded(fields)
+
+    def search(self, text: str) -> PersonQuerySet:
+        text = text.strip()
+        if not text:
+            return self
+        return self.filter(models.Q(email__icontains=text) | models.Q(first_name__icontains=text)
+                           | models.Q(last_name__icontains=text)
+                           | models.Q(organisation__icontains=text))
+
+    def recognized(self) -> PersonQuerySet:
+        return self.filter(recognized_standards_body=True)
+
+    def in_role(self, role: str) -> PersonQuerySet:
+        return self.filter(groups__name=role)
+
+    def with_role(self, group: str) -> PersonQuerySet:
         return (self.filter(groups__name=group, is_active=True)
                 .order_by("last_name", "first_name", "email"))
 
-    def designated_experts(self):
+    def designated_experts(self) -> PersonQuerySet:
         """The active designated experts (RFC 8141 section 6.2)."""
         from registry.accounts.roles import EXPERT
 
         return self.with_role(EXPERT)
 
-    def iana_staff(self):
+    def iana_staff(self) -> PersonQuerySet:
         from registry.accounts.roles import STAFF
 
         return self.with_role(STAFF)
 
 
-class RegistrantManager(UserManager.from_queryset(UserQuerySet)):  # type: ignore[misc]
+class RegistrantManager(UserManager.from_queryset(PersonQuerySet)):  # type: ignore[misc]
     """Users are identified by email; ``username`` is kept for the admin only."""
 
-    def create_user(self, email, password=None, **extra):
+    def create_user(self, email: str, password: str | None = None, **extra: Any) -> User:
         extra.setdefault("username", email)
         return super().create_user(extra.pop("username"), email, password, **extra)
 
-    def create_superuser(self, email, password=None, **extra):
+    def create_superuser(self, email: str, password: str | None = None,
+                         **extra: Any) -> User:
         extra.setdefault("username", email)
         return super().create_superuser(extra.pop("username"), email, password, **extra)
 
 
-class User(AbstractUser):
+class User(EventGuardedState, AbstractUser):
     email = models.EmailField("email address", unique=True)
     organisation = models.CharField(max_length=200, blank=True)
     recognized_standards_body = models.BooleanField(
@@ -44,10 +74,21 @@ class User(AbstractUser):
         ),
     )
 
+    # Recognition decides who may take the fast track: it changes only through
+    # user_recognize() / user_unrecognize(), which write the AccountEvent.
+    guarded_field = "recognized_standards_body"
+    guard_message = "Recognize a standards body with registry.accounts.actions.user_recognize()."
+
     USERNAME_FIELD = "email"
     REQUIRED_FIELDS = ["username"]
 
-    objects = RegistrantManager()
+    objects = RegistrantManager()  # type: ignore[misc]
+
+    class Meta:
+        permissions = [
+            ("recognize_standards_body", "Can recognize or unrecognize a standards body"),
+            ("grant_role", "Can grant or revoke the designated expert and IANA staff roles"),
+        ]
 
     def __str__(self) -> str:
         name = self.get_full_name()
@@ -56,3 +97,52 @@ class User(AbstractUser):
     @property
     def display_name(self) -> str:
         return self.get_full_name() or self.email
+
+    @property
+    def salutation(self) -> str:
+        """How mail greets this person: by name, never by address."""
+        name = self.get_full_name()
+        return f"Dear {name}," if name else "Hello,"
+
+
+class AccountEvent(AppendOnlyModel):
+    """Everything IANA staff (or a command) did to an account: who, to whom, what, why, when.
+
+    Append-only like the registry's other history (a PostgreSQL trigger refuses UPDATE
+    and DELETE); written by registry.accounts.actions in the same transaction as the
+    change it records."""
+
+    class Kind(models.TextChoices):
+        CREATED = "created", "Account created"
+        SIGNED_UP = "signed_up", "Signed up"
+        PROFILE_CHANGED = "profile_changed", "Profile changed"
+        RECOGNIZED = "recognized", "Recognized as a standards body"
+        UNRECOGNIZED = "unrecognized", "Recognition as a standards body withdrawn"
+        ROLE_GRANTED = "role_granted", "Role granted"
+        ROLE_REVOKED = "role_revoked", "Role revoked"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                             related_name="account_events")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                              on_delete=models.PROTECT, related_name="+",
+                              help_text="Empty: a command run on the server.")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    role = models.CharField(max_length=40, blank=True)
+    changes = models.JSONField(default=dict, blank=True,
+                               help_text="Field: [before, after], for profile changes.")
+    reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.user}: {self.get_kind_display()}"
+
+    @property
+    def description(self) -> str:
+        if self.role:
+            return f"{self.get_kind_display()}: {self.role}"
+        if self.changes:
+            return f"{self.get_kind_display()}: {', '.join(sorted(self.changes))}"
+        return self.get_kind_display()

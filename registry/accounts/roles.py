@@ -1,26 +1,87 @@
-"""Roles are Django groups. A registrant is anyone who has signed up."""
+"""Roles are Django groups. A registrant is anyone who has signed up.
+
+The questions "what role is this person in?" and "may this person use the IANA staff
+pages?" are answered here, and nowhere else."""
 
 from __future__ import annotations
 
-from django.contrib.auth.models import Group
+from typing import Any
+
+from django.contrib.auth.models import Group, Permission
 
 EXPERT = "designated expert"
 STAFF = "IANA staff"
+ROLE_GROUPS = (EXPERT, STAFF)
 
 REGISTRANT_ROLE = "registrant"
 EXPERT_ROLE = "expert"
 STAFF_ROLE = "staff"
 
+# What each role's group may do in the admin ("app_label.codename"). IANA staff keep
+# the registry row and the accounts; history is view-only for everyone.
+GROUP_PERMISSIONS: dict[str, tuple[str, ...]] = {
+    STAFF: (
+        "accounts.view_user", "accounts.change_user", "accounts.recognize_standards_body",
+        "accounts.grant_role", "accounts.view_accountevent",
+        "namespaces.view_namespace", "namespaces.change_namespace",
+        "namespaces.set_namespace_status", "namespaces.view_templateversion",
+        "namespaces.view_namespaceevent",
+        "review.view_registrationrequest", "review.view_round", "review.view_requestevent",
+        "review.view_comment",
+    ),
+    EXPERT: (),
+}
 
-def is_expert(user) -> bool:
+
+def sync_role_groups(**signal_kwargs: Any) -> None:
+    """Create the role groups and give each exactly its permissions (run after every
+    migrate, so a new database and a flushed test database are both ready)."""
+    for name, wanted in GROUP_PERMISSIONS.items():
+        group = Group.objects.get_or_create(name=name)[0]
+        permissions = []
+        for dotted in wanted:
+            app_label, codename = dotted.split(".")
+            permission = Permission.objects.filter(content_type__app_label=app_label,
+                                                   codename=codename).first()
+            if permission is not None:
+                permissions.append(permission)
+        group.permissions.set(permissions)
+
+
+def is_expert(user: Any) -> bool:
     return _in_group(user, EXPERT)
 
 
-def is_iana_staff(user) -> bool:
+def is_iana_staff(user: Any) -> bool:
     return _in_group(user, STAFF)
 
 
-def _in_group(user, name: str) -> bool:
+def can_use_staff_pages(user: Any) -> bool:
+    """IANA staff pages (namespace records, people, recognition, roles): staff only."""
+    return is_iana_staff(user)
+
+
+def role_label(user: Any) -> str:
+    """The role a signed-in person acts in, as the navigation names it."""
+    if is_iana_staff(user):
+        return "IANA staff"
+    if is_expert(user):
+        return "designated expert"
+    if getattr(user, "recognized_standards_body", False):
+        return "standards body"
+    return "registrant"
+
+
+def home_url_name(user: Any) -> str:
+    """Where a person lands after logging in: their own queue."""
+    if is_iana_staff(user):
+        return "review:staff-queue"
+    if is_expert(user):
+        return "review:dashboard"
+    return "review:my-requests"
+
+
+def _in_group(user: Any, name: str) -> bool:
     if not getattr(user, "is_authenticated", False):
         return False
     cache = getattr(user, "_role_cache", None)
@@ -30,7 +91,10 @@ def _in_group(user, name: str) -> bool:
     return name in cache
 
 
-def add_role(user, name: str) -> None:
-    group, _ = Group.objects.get_or_create(name=name)
-    user.groups.add(group)
+def roles_of(user: Any) -> set[str]:
+    """The role groups ``user`` belongs to."""
+    return {name for name in ROLE_GROUPS if _in_group(user, name)}
+
+
+def forget_roles(user: Any) -> None:
     user.__dict__.pop("_role_cache", None)

@@ -11,7 +11,7 @@ import datetime as dt
 import json
 import re
 import secrets
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
@@ -33,6 +33,9 @@ from registry.namespaces.models import (
 from registry.namespaces.querysets import normalize_rfc_numbers
 from registry.namespaces.template import TEXT_FIELDS
 from registry.urns import check_formal_nid, informal_nid, nid_key
+
+if TYPE_CHECKING:
+    from registry.accounts.models import User
 
 ACTIVE = Namespace.Status.ACTIVE
 DEPRECATED = Namespace.Status.DEPRECATED
@@ -229,22 +232,124 @@ def version_publish(
 
 
 @transaction.atomic
-def namespace_set_status(*, namespace: Namespace, status: str, comment: str, actor) -> Namespace:
-    """Deprecate (with a pointer to what replaces it) or reinstate a namespace."""
+def namespace_set_status(*, namespace: Namespace, status: str, comment: str,
+                         actor: User | None, replaced_by: str = "") -> Namespace:
+    """Deprecate (with why, and optionally the registered NID that replaces it) or
+    reinstate a namespace."""
     namespace = Namespace.objects.select_for_update().get(pk=namespace.pk)
     move = (namespace.status, status)
     if move not in STATUS_TRANSITIONS:
         raise RegistryError(f"A namespace that is {namespace.status} cannot become {status}.")
     if not comment.strip():
-        raise RegistryError("Say why, and what to use instead.")
+        raise RecordInvalid("comment", "Say why, and what to use instead.")
+    replacement = None
+    if status == DEPRECATED and replaced_by.strip():
+        replacement = replacement_namespace(namespace, replaced_by)
+    changes = {}
+    if namespace.replaced_by_id != (replacement.pk if replacement else None):
+        changes["replaced_by"] = [_as_json(namespace.replaced_by), _as_json(replacement)]
     NamespaceEvent.objects.create(
         namespace=namespace, kind=NamespaceEvent.Kind.STATUS_CHANGED, actor=actor,
-        from_status=namespace.status, to_status=status, comment=comment,
+        from_status=namespace.status, to_status=status, comment=comment.strip(),
+        changes=changes,
     )
     namespace.status = status
-    namespace.status_note = comment if status == DEPRECATED else ""
-    namespace.save_with_event(update_fields=["status", "status_note", "updated_at"])
+    namespace.status_note = comment.strip() if status == DEPRECATED else ""
+    namespace.replaced_by = replacement
+    namespace.save_with_event(update_fields=["status", "status_note", "replaced_by",
+                                             "updated_at"])
     registry_changed(published=True)
+    return namespace
+
+
+class RecordInvalid(RegistryError):
+    """A value of the registry record that cannot be stored; ``field`` names it."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def replacement_namespace(namespace: Namespace, nid: str) -> Namespace:
+    """The registered namespace ``nid`` names, fit to replace ``namespace``."""
+    replacement: Namespace | None = Namespace.objects.by_nid(nid.strip()).first()
+    if replacement is None:
+        raise RecordInvalid("replaced_by", f'"{nid.strip()}" is not a registered NID.')
+    if replacement.pk == namespace.pk:
+        raise RecordInvalid("replaced_by", "A namespace cannot replace itself.")
+    if replacement.is_deprecated:
+        raise RecordInvalid("replaced_by", f"{replacement.nid} is deprecated itself; point "
+                                           "to the namespace that is in use.")
+    return replacement
+
+
+# The registry row's own fields, which IANA staff keep (everything else of a
+# namespace comes from its registration template or its status).
+STAFF_FIELDS = ("holder", "references", "registry_note", "registered_on", "template_url",
+                "template_date")
+
+
+def _as_json(value: object) -> object:
+    """A value as the event's ``changes`` keeps it (JSON; accounts and namespaces by name)."""
+    if value is None or isinstance(value, str | int | bool | list):
+        return value
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, Namespace):
+        return value.nid
+    return getattr(value, "email", str(value))
+
+
+def check_record(changes: dict[str, object]) -> None:
+    """Refuse values the registry row cannot hold, naming the field (forms call this
+    before saving, so the error shows at the field)."""
+    unknown = set(changes) - set(STAFF_FIELDS)
+    if unknown:
+        raise RegistryError(f"Not a field of the registry record: {', '.join(sorted(unknown))}.")
+    references = changes.get("references", [])
+    if not isinstance(references, list) or not all(
+            isinstance(r, dict) or (isinstance(r, str) and r.strip() and "\n" not in r)
+            for r in references):
+        raise RecordInvalid("references", "References are a list of labels, one per line "
+                                          "(e.g. RFC5279, or Name <https://…>).")
+    for reference in references:
+        if isinstance(reference, dict) and (problem := xrefs.problem(reference)):
+            raise RecordInvalid("references", problem)
+    url = changes.get("template_url") or ""
+    if url and not re.fullmatch(r"https?://\S+", str(url)):
+        raise RecordInvalid("template_url", "The template URL must start with http:// or "
+                                            "https://.")
+
+
+@transaction.atomic
+def namespace_update_record(*, namespace: Namespace, changes: dict[str, object], reason: str,
+                            actor: User | None) -> Namespace:
+    """Change the registry row that IANA staff keep: holder, references, registry
+    note, registration date, template URL and date. Writes one NamespaceEvent with
+    each field's before and after, and the reason. Unchanged values are ignored; if
+    nothing changes, nothing is written."""
+    check_record(changes)
+    if "references" in changes:  # labels become references typed as IANA types them
+        changes = {**changes, "references": [
+            xrefs.from_label(r) if isinstance(r, str) else r
+            for r in changes["references"]]}  # type: ignore[union-attr]
+    namespace = Namespace.objects.select_for_update().get(pk=namespace.pk)
+    diff = {name: value for name, value in changes.items()
+            if getattr(namespace, name) != value}
+    if not diff:
+        return namespace
+    if not reason.strip():
+        raise RecordInvalid("reason", "Give a reason; it is kept in the namespace's history.")
+    NamespaceEvent.objects.create(
+        namespace=namespace, kind=NamespaceEvent.Kind.RECORD_CHANGED, actor=actor,
+        from_status=namespace.status, to_status=namespace.status, comment=reason.strip(),
+        changes={name: [_as_json(getattr(namespace, name)), _as_json(value)]
+                 for name, value in diff.items()},
+    )
+    for name, value in diff.items():
+        setattr(namespace, name, value)
+    namespace.save(update_fields=[*diff, "updated_at"])
+    registry_changed()
     return namespace
 
 
@@ -400,27 +505,6 @@ def registry_metadata_set(*, key: str, actor: Any = None, experts: str | None = 
         meta.save()
         registry_changed()
     return changes
-
-
-# The columns of a registry row that staff edit in the admin; the rest is
-# written by registration, publication and status changes.
-EDITABLE_ROW_FIELDS = ("registered_on", "references", "template_url", "template_date",
-                       "registry_note", "holder")
-
-
-@transaction.atomic
-def namespace_edit_row(*, namespace: Namespace, changes: dict, actor) -> Namespace:
-    """Change the editable columns of a registry row (the admin's form)."""
-    unknown = set(changes) - set(EDITABLE_ROW_FIELDS)
-    if unknown:
-        raise RegistryError(f"These columns are not edited by hand: {', '.join(sorted(unknown))}.")
-    locked = Namespace.objects.select_for_update().get(pk=namespace.pk)
-    for name, value in changes.items():
-        setattr(locked, name, value)
-    if changes:
-        locked.save(update_fields=[*changes, "updated_at"])
-        registry_changed()
-    return locked
 
 
 @transaction.atomic

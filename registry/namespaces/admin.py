@@ -1,17 +1,26 @@
 """Admin for IANA staff: history is read-only, and every change goes through the
 same actions the web pages use."""
 
+from __future__ import annotations
+
+from typing import cast
+
 from django import forms
 from django.contrib import admin, messages
-from django.db import models
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
+from registry.accounts.models import User
 from registry.namespaces.actions import (
-    EDITABLE_ROW_FIELDS,
+    ACTIVE,
+    DEPRECATED,
+    STAFF_FIELDS,
     RegistryError,
-    namespace_edit_row,
     namespace_set_status,
+    namespace_update_record,
 )
+from registry.namespaces.forms import DeprecateForm, RecordForm, ReinstateForm
 from registry.namespaces.models import (
     Namespace,
     NamespaceEvent,
@@ -21,7 +30,6 @@ from registry.namespaces.models import (
     TemplateVersion,
 )
 from registry.namespaces.template import TEXT_FIELDS
-from registry.text_policy import TextPolicyForm
 
 
 class ReadOnlyInline(admin.TabularInline):
@@ -44,87 +52,85 @@ class VersionInline(ReadOnlyInline):
 
 class EventInline(ReadOnlyInline):
     model = NamespaceEvent
-    fields = ("created_at", "kind", "version", "from_status", "to_status", "actor", "comment")
+    fields = ("created_at", "kind", "version", "from_status", "to_status", "actor", "comment",
+              "changes")
     readonly_fields = fields
 
 
-class StatusForm(TextPolicyForm, forms.Form):
-    comment = forms.CharField(widget=forms.Textarea, label="Why, and what to use instead")
-
-
-class NamespaceAdminForm(TextPolicyForm, forms.ModelForm):
-    template_url = forms.URLField(
-        assume_scheme="https", required=False,
-        max_length=Namespace._meta.get_field("template_url").max_length,
-        help_text=Namespace._meta.get_field("template_url").help_text)
-
-    class Meta:
-        model = Namespace
-        fields = ("registered_on", "references", "template_url", "template_date",
-                  "registry_note", "holder")
+def reason_page(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet,
+                form: forms.Form, title: str, intro: str) -> HttpResponse:
+    """The intermediate page of an admin action that asks for a reason."""
+    return render(request, "admin/reason_action.html", {
+        **modeladmin.admin_site.each_context(request), "title": title, "form": form,
+        "objects": queryset, "action": request.POST.get("action"), "intro": intro,
+        "opts": modeladmin.model._meta,
+    })
 
 
 @admin.register(Namespace)
 class NamespaceAdmin(admin.ModelAdmin):
-    form = NamespaceAdminForm
+    """Staff change the registry row through namespace_update_record() and the status
+    through namespace_set_status(); both leave an event. Nothing else is editable."""
+
+    form = RecordForm
     list_display = ("nid", "kind", "informal_number", "status", "registered_on", "holder")
     list_select_related = ("holder",)
     list_filter = ("kind", "status")
     search_fields = ("nid", "organisation")
     ordering = ("nid",)
-    readonly_fields = ("nid", "kind", "informal_number", "status", "status_note", "organisation",
-                       "record_updated", "contact", "created_at", "updated_at")
-    fields = ("nid", "kind", "informal_number", "status", "status_note", "registered_on",
-              "record_updated", "references", "contact", "template_url", "template_date",
-              "registry_note", "holder", "organisation", "created_at", "updated_at")
-    autocomplete_fields = ("holder",)
-    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+    readonly_fields = ("nid", "kind", "informal_number", "status", "status_note", "replaced_by",
+                       "organisation", "record_updated", "contact", "created_at", "updated_at")
+    fields = ("nid", "kind", "informal_number", "status", "status_note", "replaced_by",
+              *STAFF_FIELDS, "record_updated", "contact", "reason", "organisation",
+              "created_at", "updated_at")
     inlines = [VersionInline, EventInline]
     actions = ["deprecate", "reinstate"]
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # namespaces are registered through the review workflow
 
-    def save_model(self, request, obj, form, change):
-        # Through the action, which moves the registry generation with the edit.
-        changes = {name: form.cleaned_data[name] for name in form.changed_data
-                   if name in EDITABLE_ROW_FIELDS}
-        namespace_edit_row(namespace=obj, changes=changes, actor=request.user)
-
-    def has_delete_permission(self, request, obj=None):
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False  # a NID is never deleted or reassigned (RFC 8141 section 5)
 
-    def _set_status(self, request, queryset, status, title):
-        if "apply" in request.POST:
-            form = StatusForm(request.POST)
-            if form.is_valid():
-                done = 0
-                for namespace in queryset:
-                    try:
-                        namespace_set_status(namespace=namespace, status=status,
-                                             comment=form.cleaned_data["comment"],
-                                             actor=request.user)
-                        done += 1
-                    except RegistryError as exc:
-                        self.message_user(request, f"{namespace.nid}: {exc}", messages.ERROR)
-                if done:
-                    self.message_user(request, f"{done} namespace(s) now {status}.")
-                return redirect(request.get_full_path())
-        else:
-            form = StatusForm()
-        return render(request, "admin/namespaces/set_status.html", {
-            **self.admin_site.each_context(request), "title": title, "form": form,
-            "namespaces": queryset, "action": request.POST.get("action"),
-            "opts": self.model._meta,
-        })
+    def has_set_status_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("namespaces.set_namespace_status")
 
-    @admin.action(description="Deprecate the selected namespaces")
-    def deprecate(self, request, queryset):
-        return self._set_status(request, queryset, "deprecated", "Deprecate namespaces")
+    def save_model(self, request: HttpRequest, obj: Namespace, form: RecordForm,
+                   change: bool) -> None:
+        namespace_update_record(namespace=obj, changes=form.changes(),
+                                reason=form.cleaned_data.get("reason", ""),
+                                actor=cast(User, request.user))
+        obj.refresh_from_db()
 
-    @admin.action(description="Reinstate the selected namespaces")
-    def reinstate(self, request, queryset):
-        return self._set_status(request, queryset, "active", "Reinstate namespaces")
+    def _set_status(self, request: HttpRequest, queryset: QuerySet, status: str,
+                    title: str) -> HttpResponse | None:
+        form_class = DeprecateForm if status == DEPRECATED else ReinstateForm
+        form = form_class(request.POST if "apply" in request.POST else None)
+        if form.is_bound and form.is_valid():
+            done = 0
+            for namespace in queryset:
+                try:
+                    namespace_set_status(namespace=namespace, status=status,
+                                         comment=form.cleaned_data["comment"],
+                                         replaced_by=form.cleaned_data.get("replaced_by", ""),
+                                         actor=cast(User, request.user))
+                    done += 1
+                except RegistryError as exc:
+                    self.message_user(request, f"{namespace.nid}: {exc}", messages.ERROR)
+            if done:
+                self.message_user(request, f"{done} namespace(s) now {status}.")
+            return redirect(request.get_full_path())
+        return reason_page(self, request, queryset, form, title,
+                           "These namespaces keep their NIDs; only their status changes, "
+                           "with an event in their history:")
+
+    @admin.action(description="Deprecate the selected namespaces", permissions=["set_status"])
+    def deprecate(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
+        return self._set_status(request, queryset, DEPRECATED, "Deprecate namespaces")
+
+    @admin.action(description="Reinstate the selected namespaces", permissions=["set_status"])
+    def reinstate(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
+        return self._set_status(request, queryset, ACTIVE, "Reinstate namespaces")
 
 
 @admin.register(TemplateVersion)

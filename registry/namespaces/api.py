@@ -65,6 +65,7 @@ def namespace_summary(request, ns: Namespace) -> dict:
         "informal_number": ns.informal_number,
         "status": ns.status,
         "status_note": ns.status_note,
+        "replaced_by": ns.replaced_by.nid if ns.replaced_by else None,
         "registration_date": ns.registered_on.isoformat() if ns.registered_on else None,
         "updated": updated.isoformat() if (updated := record_updated(ns)) else None,
         "references": [_reference(x) for x in ns.references],
@@ -83,7 +84,7 @@ def namespaces_list(request):
 
 
 def _namespaces_list(request):
-    queryset = Namespace.objects.sorted_by("nid")
+    queryset = Namespace.objects.sorted_by("nid").select_related("replaced_by")
     kind = request.GET.get("kind")
     if kind in Namespace.Kind.values:
         queryset = queryset.filter(kind=kind)
@@ -117,7 +118,7 @@ def namespace_detail(request, nid):
 
 
 def _namespace_detail(request, nid):
-    ns = exported_namespaces().by_nid(nid).first()
+    ns = exported_namespaces().by_nid(nid).select_related("replaced_by").first()
     if ns is None:
         return JsonResponse({"error": f"no namespace {nid[:64]!r}",
                              "did_you_mean": Namespace.objects.similar_to(nid)}, status=404)

@@ -4,6 +4,7 @@ their append-only event log."""
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import FieldDoesNotExist
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Lower
@@ -72,6 +73,10 @@ class Namespace(EventGuardedState):
         related_name="namespaces",
         help_text="The account that may request new versions.",
     )
+    replaced_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="replaces",
+        help_text="For a deprecated namespace: the registered namespace to use instead.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -88,6 +93,7 @@ class Namespace(EventGuardedState):
             ),
         ]
         indexes = [models.Index(fields=["kind", "status"])]
+        permissions = [("set_namespace_status", "Can deprecate and reinstate namespaces")]
 
     guarded_field = "status"
     guard_message = "Change a namespace's status with namespace_set_status()."
@@ -170,6 +176,7 @@ class NamespaceEvent(AppendOnlyModel):
         REGISTERED = "registered", "Registered"
         VERSION_PUBLISHED = "version_published", "New version published"
         STATUS_CHANGED = "status_changed", "Status changed"
+        RECORD_CHANGED = "record_changed", "Registry record changed"
         SYNCED = "synced", "Brought in line with IANA's registry"
 
     namespace = models.ForeignKey(Namespace, on_delete=models.PROTECT, related_name="events")
@@ -181,6 +188,10 @@ class NamespaceEvent(AppendOnlyModel):
     from_status = models.CharField(max_length=12, blank=True)
     to_status = models.CharField(max_length=12, blank=True)
     comment = models.TextField(blank=True)
+    changes = models.JSONField(
+        default=dict, blank=True,
+        help_text="Registry record fields this event changed: field: [before, after].",
+    )
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     objects = NamespaceEventQuerySetAppendOnly.as_manager()  # type: ignore[misc]
@@ -190,6 +201,17 @@ class NamespaceEvent(AppendOnlyModel):
 
     def __str__(self) -> str:
         return f"{self.namespace.nid}: {self.get_kind_display()}"
+
+    @property
+    def changed_fields(self) -> list[str]:
+        """The verbose names of the record fields this event changed."""
+        names = []
+        for name in self.changes:
+            try:
+                names.append(str(Namespace._meta.get_field(name).verbose_name))
+            except FieldDoesNotExist:  # a field renamed since: show its old name
+                names.append(name)
+        return names
 
 
 class InformalNumberCounter(models.Model):

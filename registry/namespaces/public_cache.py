@@ -178,9 +178,10 @@ def _render_slot(request: HttpRequest, name: str, context: dict) -> str:
             _anonymous_slots[memo_key] = text
         return text
     if name == "holder":
-        if not request.user.is_authenticated or context.get("holder_id") != request.user.pk:
+        if not request.user.is_authenticated:
             return ""
-        context = {**context, **_holder_context(request, context)}
+        if context.get("holder_id") == request.user.pk:
+            context = {**context, **_holder_context(request, context)}
     return render_to_string(SLOT_TEMPLATES[name], context, request=request)
 
 

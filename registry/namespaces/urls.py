@@ -1,6 +1,6 @@
 from django.urls import path
 
-from registry.namespaces import api, views
+from registry.namespaces import api, staff_views, views
 
 app_name = "namespaces"
 
@@ -15,6 +15,8 @@ urlpatterns = [
          name="version-txt"),
     path("namespaces/<str:nid>/diff/", views.diff, name="diff"),
     path("namespaces/<str:nid>/history/", views.history, name="history"),
+    path("iana/namespaces/", staff_views.find_namespace, name="staff-namespace-find"),
+    path("iana/namespaces/<str:nid>/", staff_views.namespace_record, name="staff-namespace"),
     path("registry.xml", api.registry_xml_view, name="registry-xml"),
     path("registry.csv", api.registry_csv_view, name="registry-csv"),
     path("urn-namespaces-1.csv", api.formal_csv_view, name="formal-csv"),

@@ -58,7 +58,7 @@ def designated_experts() -> list[str]:
 
 
 def namespace_or_404(nid: str) -> Namespace:
-    namespace = Namespace.objects.by_nid(nid).first()
+    namespace = Namespace.objects.by_nid(nid).select_related("holder", "replaced_by").first()
     if namespace is None:
         raise UnknownNID(nid)
     return namespace

@@ -137,7 +137,8 @@ def comment_message(comment: Comment, audience: str) -> EmailMessage | None:
     if audience == workflow.REGISTRANT:
         if request.registrant_id == author:
             return None
-        return _message(subject, "comment.txt", context, to=[request.registrant.email])
+        return _message(subject, "comment.txt", {**context, "recipient": request.registrant},
+                        to=[request.registrant.email])
     if audience == workflow.EXPERTS:
         return _message(f"[urn experts] Internal: {subject}", "comment.txt", context,
                         to=experts_emails(exclude=(author, request.registrant_id)))
@@ -145,10 +146,12 @@ def comment_message(comment: Comment, audience: str) -> EmailMessage | None:
 
 
 def reminder_message(request: RegistrationRequest) -> EmailMessage | None:
-    to = ([request.assigned_expert.email] if request.assigned_expert
+    recipient = request.assigned_expert
+    to = ([recipient.email] if recipient
           else experts_emails(exclude=(request.registrant_id,)))
     return _message(
         f"[urn experts] Request #{request.pk} ({request.display_nid}) is waiting",
-        "reminder.txt", {"request": request, "url": site_url(request.get_absolute_url())},
+        "reminder.txt", {"request": request, "url": site_url(request.get_absolute_url()),
+                         "recipient": recipient},
         to=to,
     )

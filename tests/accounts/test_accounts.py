@@ -2,6 +2,7 @@
 
 import re
 
+import lxml.html
 import pytest
 from django.core.cache import cache
 
@@ -21,8 +22,9 @@ def link_in(message):
 
 
 def test_sign_up_needs_email_verification(client, db, mailoutbox):
-    response = client.post("/accounts/signup/", {"email": "new@example.org",
-                                                 "password1": PASSWORD, "password2": PASSWORD})
+    response = client.post("/accounts/signup/", {
+        "email": "new@example.org", "password1": PASSWORD, "password2": PASSWORD,
+        "first_name": "Nora", "last_name": "New", "organisation": "New Standards Body"})
     assert response.status_code == 302
     assert len(mailoutbox) == 1 and "new@example.org" in mailoutbox[0].to
     # Not verified yet: logging in sends the person back to verification.
@@ -82,6 +84,50 @@ def test_pages_render_for_each_persona(client, registrant, expert, staff):
     assert client.get("/requests/iana/").status_code == 403
 
 
+def test_sign_up_asks_name_and_organisation_and_keeps_them(client, db, mailoutbox):
+    page = lxml.html.fromstring(client.get("/accounts/signup/").content)
+    assert {"first_name", "last_name", "organisation"} <= set(page.xpath("//input/@name"))
+    refused = client.post("/accounts/signup/", {
+        "email": "nora@example.org", "password1": PASSWORD, "password2": PASSWORD,
+        "first_name": "", "last_name": "New", "organisation": "New Standards Body"})
+    page = lxml.html.fromstring(refused.content)
+    assert page.xpath("//input[@name='organisation']/@value") == ["New Standards Body"]
+    first_name = page.xpath("//input[@name='first_name']")[0]
+    assert "is-invalid" in first_name.get("class")
+    assert "required" in first_name.getnext().text_content()  # the error at the field
+    client.post("/accounts/signup/", {
+        "email": "nora@example.org", "password1": PASSWORD, "password2": PASSWORD,
+        "first_name": "Nora", "last_name": "New", "organisation": "New Standards Body"})
+    user = User.objects.get(email="nora@example.org")
+    assert (user.get_full_name(), user.organisation) == ("Nora New", "New Standards Body")
+    assert user.account_events.get().kind == "signed_up"
+    body = mailoutbox[-1].body
+    assert body.startswith("Hello Nora New,") and "URN Namespace Registry" in body
+    assert "Hello from" not in body and "testserver!" not in body
+    assert mailoutbox[-1].subject.startswith("[URN Namespace Registry] ")
+
+
+@pytest.mark.parametrize(("persona", "landing"), [
+    ("registrant", "/requests/"), ("expert", "/requests/dashboard/"),
+    ("staff", "/requests/iana/"),
+])
+def test_each_role_lands_on_its_own_page(client, request, persona, landing):
+    user = request.getfixturevalue(persona)
+    response = client.post("/accounts/login/", {"login": user.email, "password": PASSWORD})
+    assert response["Location"] == landing
+
+
+def test_navigation_names_who_is_signed_in_and_their_role(client, registrant, expert, staff,
+                                                          standards_body):
+    for user, role in ((registrant, "registrant"), (expert, "designated expert"),
+                       (staff, "IANA staff"), (standards_body, "standards body")):
+        client.force_login(user)
+        page = lxml.html.fromstring(client.get("/").content)
+        who = page.get_element_by_id("who")
+        assert user.get_full_name() in who.text_content()
+        assert who.xpath(".//*[@data-role]")[0].text_content() == role
+
+
 def test_no_one_can_claim_an_address_they_have_not_verified(client, registrant, mailoutbox):
     """Account pre-hijacking: an attacker adds a future victim's address to their own
     account; the victim's sign-up and password reset must never lead into it."""
@@ -101,7 +147,7 @@ def test_no_one_can_claim_an_address_they_have_not_verified(client, registrant, 
     # The victim's sign-up makes the victim's own account.
     mailoutbox.clear()
     client.post("/accounts/signup/", {"email": victim, "password1": PASSWORD,
-                                      "password2": PASSWORD})
+                                      "password2": PASSWORD, "first_name": "Vic"})
     account = User.objects.get(email=victim)
     assert account.pk != registrant.pk
     client.post(link_in(mailoutbox[0]))

@@ -22,8 +22,11 @@ def _eager(settings):
     settings.REVIEW_MIN_DAYS = 14
 
 
-def sign_up(page, email):
+def sign_up(page, email, *, name=("Pat", "Example"), organisation=""):
     page.goto("/accounts/signup/")
+    page.fill("input[name=first_name]", name[0])
+    page.fill("input[name=last_name]", name[1])
+    page.fill("input[name=organisation]", organisation)
     page.fill("input[name=email]", email)
     page.fill("input[name=password1]", PASSWORD)
     page.fill("input[name=password2]", PASSWORD)
@@ -35,12 +38,13 @@ def sign_up(page, email):
     page.click("form button[type=submit]")  # "Confirm"
 
 
-def log_in(page, email):
+def log_in(page, email, *, password=PASSWORD, lands_on=r"/requests/$"):
+    """Log in; each role lands on its own page (registrants on "My requests")."""
     page.goto("/accounts/login/")
     page.fill("input[name=login]", email)
-    page.fill("input[name=password]", PASSWORD)
+    page.fill("input[name=password]", password)
     page.click("form button[type=submit]")
-    page.wait_for_url(re.compile(r"/requests/$"))
+    page.wait_for_url(re.compile(lands_on))
 
 
 def fill_template(page, nid, values, *, fast_track=False):
@@ -73,8 +77,7 @@ def test_community_registration_from_sign_up_to_published_page(new_page, expert,
                for m in mail.outbox)
 
     reviewer = new_page()
-    log_in(reviewer, expert.email)
-    reviewer.goto("/requests/dashboard/")
+    log_in(reviewer, expert.email, lands_on=r"/requests/dashboard/$")
     reviewer.click("table[data-state=in_review] >> a.btn:has-text(\"Review\")")
     assert reviewer.url == request_url
     reviewer.fill("#id_request_changes_comment", "Please say whether the NSS is case-sensitive.")
@@ -95,8 +98,7 @@ def test_community_registration_from_sign_up_to_published_page(new_page, expert,
     reviewer.wait_for_selector("text=Approved: the request is in the IANA staff queue.")
 
     iana = new_page()
-    log_in(iana, staff.email)
-    iana.goto("/requests/iana/")
+    log_in(iana, staff.email, lands_on=r"/requests/iana/$")
     iana.click("#ready >> text=Complete the registration")
     iana.wait_for_selector("text=Registered: the namespace is published.")
 
@@ -108,19 +110,19 @@ def test_community_registration_from_sign_up_to_published_page(new_page, expert,
 
 
 def test_fast_track_from_sign_up_to_published_page(new_page, expert):
-    iana_admin = make_user("admin@iana.example", roles=["IANA staff"])
-    iana_admin.is_staff = iana_admin.is_superuser = True
-    iana_admin.save()
+    iana_admin = make_user("admin@iana.example", roles=["IANA staff"])  # not a superuser
 
     body = new_page()
     sign_up(body, "rep@sdo.example")
     body_user = User.objects.get(email="rep@sdo.example")
 
     iana = new_page()
-    log_in(iana, iana_admin.email)  # IANA staff record the IESG's recognition in the admin
+    # IANA staff record the IESG's recognition in the admin, with the reason.
+    log_in(iana, iana_admin.email, lands_on=r"/requests/iana/$")
     iana.goto(f"/admin/accounts/user/{body_user.pk}/change/")
     iana.check("input[name=recognized_standards_body]")
     iana.fill("input[name=organisation]", "Example Standards Organization")
+    iana.fill("textarea[name=reason]", "The IESG recognized the organisation.")
     iana.click("input[name=_save]")
     iana.wait_for_selector("text=was changed successfully")
 
@@ -133,7 +135,7 @@ def test_fast_track_from_sign_up_to_published_page(new_page, expert):
     assert "Fast track" in body.inner_text("main")
 
     reviewer = new_page()
-    log_in(reviewer, expert.email)
+    log_in(reviewer, expert.email, lands_on=r"/requests/dashboard/$")
     reviewer.goto(request_url)
     assert reviewer.locator("button[value=approve]").count() == 0  # reviews are advisory
     reviewer.fill("#id_body", "Advice: consider documenting the check digit.")

@@ -11,9 +11,7 @@ from tests.factories import complete_values
 
 @pytest.fixture
 def admin_client(client, staff):
-    staff.is_staff = staff.is_superuser = True
-    staff.save()
-    client.force_login(staff)
+    client.force_login(staff)  # IANA staff: is_staff with the group's permissions
     return client
 
 

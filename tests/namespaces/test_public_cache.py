@@ -10,10 +10,10 @@ from django.db import transaction
 from lxml import html as lxml_html
 
 from registry.namespaces.actions import (
-    namespace_edit_row,
     namespace_import,
     namespace_register,
     namespace_set_status,
+    namespace_update_record,
     person_sync,
     registry_changed,
     registry_metadata_set,
@@ -49,8 +49,9 @@ def test_every_writer_moves_the_generation(db, staff, registrant):
                                 date=dt.date(2026, 2, 1), actor=staff),
         lambda: namespace_set_status(namespace=Namespace.objects.by_nid("movetest").get(),
                                      status="deprecated", comment="Use x.", actor=staff),
-        lambda: namespace_edit_row(namespace=Namespace.objects.by_nid("movetest").get(),
-                                   changes={"registry_note": "Edited."}, actor=staff),
+        lambda: namespace_update_record(namespace=Namespace.objects.by_nid("movetest").get(),
+                                        changes={"registry_note": "Edited."},
+                                        reason="A note for readers.", actor=staff),
         lambda: namespace_import(record=Record(kind="formal", name="imported1",
                                                references=[{"type": "rfc", "data": "rfc1"}])),
         lambda: person_sync(person=Person(person_id="New_Person", name="New Person")),

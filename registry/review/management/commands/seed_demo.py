@@ -3,25 +3,35 @@
     python manage.py seed_demo
 
 Accounts (password for all: the DEMO_PASSWORD below, printed at the end):
-registrant@example.org, other@example.org, expert@example.org, staff@example.org,
-and sdo@example.org (a recognized standards body). Requests are created through
-registry.review.actions, exactly as the web pages create them; one reply on the
-review list comes in as receive_mail would take it in.
+registrant@example.org, other@example.org, expert@example.org, staff@example.org
+(IANA staff: the staff pages and the admin through the group's permissions, not a
+superuser), and sdo@example.org (a standards body that staff recognized). One reply on
+the review list comes in as receive_mail would take it in.
+
+Everything is written through the actions the web pages use (accounts, roles,
+recognition, requests, decisions, registration), each at a plausible moment in the
+past (time-machine moves the clock while seeding), so ages, review periods and
+histories read like a registry in use. The mail those actions would send is not
+sent: nobody is there to read it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
+from contextlib import contextmanager
 from email.message import EmailMessage
 
-from allauth.account.models import EmailAddress
+import time_machine
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
+from django.test.utils import override_settings
 from django.utils import timezone
 
+from registry.accounts import actions as accounts
 from registry.accounts.models import User
-from registry.accounts.roles import EXPERT, STAFF, add_role
+from registry.accounts.roles import EXPERT, STAFF, roles_of
 from registry.env import IS_PRODUCTION
 from registry.namespaces.models import Namespace
 from registry.review import actions
@@ -66,11 +76,18 @@ class Command(BaseCommand):
         if IS_PRODUCTION:
             raise CommandError("seed_demo creates accounts with a known password; "
                                "it does not run in production.")
-        with transaction.atomic():
+        self.now = timezone.now()
+        quiet = override_settings(EMAIL_BACKEND="django.core.mail.backends.dummy.EmailBackend")
+        with quiet, transaction.atomic():
             people = {email: self._person(email, first, last, org, roles)
                       for email, first, last, org, roles in PEOPLE}
-            people["sdo@example.org"].recognized_standards_body = True
-            people["sdo@example.org"].save(update_fields=["recognized_standards_body"])
+            sofia = people["sdo@example.org"]
+            if not sofia.recognized_standards_body:
+                with self.at(days=60):
+                    accounts.user_recognize(
+                        user=sofia, actor=people["staff@example.org"],
+                        reason="The IESG recognizes Example Standards Organization as a "
+                               "standards body (demo).")
             if not RegistrationRequest.objects.exists():
                 self._requests(people)
             if with_history and not Namespace.objects.by_nid("exarchive").exists():
@@ -80,17 +97,25 @@ class Command(BaseCommand):
             + f" (password: {DEMO_PASSWORD})"
         ))
 
+    @contextmanager
+    def at(self, *, days: float) -> Iterator[None]:
+        """Run the actions inside as if ``days`` days ago (the clock keeps ticking)."""
+        with time_machine.travel(self.now - dt.timedelta(days=days), tick=True):
+            yield
+
     def _person(self, email, first, last, organisation, roles) -> User:
         user = User.objects.filter(email=email).first()
         if user is None:
-            user = User.objects.create_user(email=email, password=DEMO_PASSWORD,
-                                            first_name=first, last_name=last,
-                                            organisation=organisation)
-        EmailAddress.objects.update_or_create(
-            user=user, email=email, defaults={"verified": True, "primary": True}
-        )
+            with self.at(days=120):
+                user = accounts.user_create(
+                    email=email, password=DEMO_PASSWORD, first_name=first, last_name=last,
+                    organisation=organisation, verified=True, reason="Demo account.",
+                    actor=None)
         for role in roles:
-            add_role(user, role)
+            if role not in roles_of(user):
+                with self.at(days=119):
+                    user = accounts.role_grant(user=user, role=role, actor=None,
+                                               reason="Demo persona.")
         return user
 
     def _values(self, user: User, **extra) -> dict[str, str]:
@@ -100,28 +125,33 @@ class Command(BaseCommand):
     def _history(self, people):
         rita, erin = people["registrant@example.org"], people["expert@example.org"]
         sam = people["staff@example.org"]
-        long_ago = "Reviewed on the list for the full period in the demo."
+        period = settings.REVIEW_MIN_DAYS
         # A namespace registered through the community path, then revised: two versions.
-        first = actions.request_create(actor=rita, kind="formal", proposed_nid="exarchive",
-                                       values=self._values(rita))
-        actions.request_transition(request=first, transition="submit", actor=rita)
-        actions.request_transition(request=first, transition="approve", actor=erin,
-                                   comment="Clear syntax and assignment; no conflicts.",
-                                   early_reason=long_ago)
-        actions.request_transition(request=first, transition="register", actor=sam)
+        with self.at(days=2 * period + 80):
+            first = actions.request_create(actor=rita, kind="formal", proposed_nid="exarchive",
+                                           values=self._values(rita))
+            actions.request_transition(request=first, transition="submit", actor=rita)
+        with self.at(days=period + 70):
+            actions.request_transition(request=first, transition="approve", actor=erin,
+                                       comment="Clear syntax and assignment; no conflicts.")
+        with self.at(days=period + 69):
+            actions.request_transition(request=first, transition="register", actor=sam)
         namespace = Namespace.objects.by_nid("exarchive").get()
-        revision = actions.request_create(actor=rita, revises=namespace)
-        actions.request_update(
-            request=revision, actor=rita, edit_version=revision.edit_version, kind="formal",
-            proposed_nid="", fast_track=False,
-            values=self._values(rita, resolution="The archive runs HTTPS resolvers at "
-                                "https://archive.example/urn/ and https://mirror.example/urn/.",
-                                revision_information="Version 2 adds a mirror resolver."),
-        )
-        actions.request_transition(request=revision, transition="submit", actor=rita)
-        actions.request_transition(request=revision, transition="approve", actor=erin,
-                                   comment="A mirror is welcome.", early_reason=long_ago)
-        actions.request_transition(request=revision, transition="register", actor=sam)
+        with self.at(days=period + 20):
+            revision = actions.request_create(actor=rita, revises=namespace)
+            actions.request_update(
+                request=revision, actor=rita, edit_version=revision.edit_version,
+                kind="formal", proposed_nid="", fast_track=False,
+                values=self._values(rita, resolution="The archive runs HTTPS resolvers at "
+                                    "https://archive.example/urn/ and "
+                                    "https://mirror.example/urn/.",
+                                    revision_information="Version 2 adds a mirror resolver."),
+            )
+            actions.request_transition(request=revision, transition="submit", actor=rita)
+        with self.at(days=5):
+            actions.request_transition(request=revision, transition="approve", actor=erin,
+                                       comment="A mirror is welcome.")
+            actions.request_transition(request=revision, transition="register", actor=sam)
 
     def _list_reply(self, request: RegistrationRequest) -> None:
         """A reply on the review list, taken in as receive_mail takes in mail."""
@@ -145,33 +175,38 @@ class Command(BaseCommand):
         rita, otto = people["registrant@example.org"], people["other@example.org"]
         erin = people["expert@example.org"]
         sofia = people["sdo@example.org"]
-        long_ago = "Reviewed on the list for the full period in the demo."
+        period = settings.REVIEW_MIN_DAYS
 
         # In public review, with a comment and a conflicting proposal for the same NID.
-        pending = actions.request_create(actor=rita, kind="formal", proposed_nid="exlib",
-                                         values=self._values(rita))
-        actions.request_transition(request=pending, transition="submit", actor=rita)
-        actions.request_comment(request=pending, actor=otto, audience="public",
-                                body="Will the records include personal data of donors?")
-        self._list_reply(pending)
-        rival = actions.request_create(actor=otto, kind="formal", proposed_nid="ExLib",
-                                       values=self._values(otto))
-        actions.request_transition(request=rival, transition="submit", actor=otto)
+        with self.at(days=12):
+            pending = actions.request_create(actor=rita, kind="formal", proposed_nid="exlib",
+                                             values=self._values(rita))
+        with self.at(days=11):
+            actions.request_transition(request=pending, transition="submit", actor=rita)
+        with self.at(days=5):
+            actions.request_comment(request=pending, actor=otto, audience="public",
+                                    body="Will the records include personal data of donors?")
+            self._list_reply(pending)
+        with self.at(days=4):
+            rival = actions.request_create(actor=otto, kind="formal", proposed_nid="ExLib",
+                                           values=self._values(otto))
+            actions.request_transition(request=rival, transition="submit", actor=otto)
 
         # A fast-track request from a recognized standards body, in review.
-        fast = actions.request_create(actor=sofia, kind="formal", proposed_nid="exsdo",
-                                      fast_track=True, values=self._values(sofia))
-        actions.request_transition(request=fast, transition="submit", actor=sofia)
+        with self.at(days=3):
+            fast = actions.request_create(actor=sofia, kind="formal", proposed_nid="exsdo",
+                                          fast_track=True, values=self._values(sofia))
+            actions.request_transition(request=fast, transition="submit", actor=sofia)
 
-        # An informal request approved and waiting for IANA, and a private draft.
-        informal = actions.request_create(actor=otto, kind="informal",
-                                          values=self._values(otto))
-        actions.request_transition(request=informal, transition="submit", actor=otto)
-        actions.request_transition(request=informal, transition="approve", actor=erin,
-                                   comment="Fine as an informal namespace.",
-                                   early_reason=long_ago)
-        actions.request_create(actor=rita, kind="formal", proposed_nid="exdraft",
-                               values={"purpose": "Half-written draft."})
-        RegistrationRequest.objects.filter(pk=pending.pk).update(
-            last_activity_at=timezone.now() - dt.timedelta(days=9)
-        )
+        # An informal request approved after the full review period and waiting for
+        # IANA, and a private draft.
+        with self.at(days=period + 6):
+            informal = actions.request_create(actor=otto, kind="informal",
+                                              values=self._values(otto))
+            actions.request_transition(request=informal, transition="submit", actor=otto)
+        with self.at(days=2):
+            actions.request_transition(request=informal, transition="approve", actor=erin,
+                                       comment="Fine as an informal namespace.")
+        with self.at(days=1):
+            actions.request_create(actor=rita, kind="formal", proposed_nid="exdraft",
+                                   values={"purpose": "Half-written draft."})

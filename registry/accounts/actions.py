@@ -1,0 +1,183 @@
+"""Every write to an account that is not the person's own sign-up or password goes
+through one function here: recognition as a standards body, the designated expert
+and IANA staff roles, and profile corrections by staff.
+
+Each locks the user row (``select_for_update``), checks who is acting, writes the
+AccountEvent in the same transaction as the change, and needs a reason. ``actor``
+None means a command run on the server (seed_demo, a shell); the web pages and the
+admin always pass the person signed in.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import Group
+from django.db import transaction
+
+from registry.accounts.models import AccountEvent, User
+from registry.accounts.roles import GROUP_PERMISSIONS, ROLE_GROUPS, STAFF, forget_roles
+
+PROFILE_FIELDS = ("first_name", "last_name", "organisation", "is_active")
+
+
+class AccountRefused(Exception):
+    """A change to an account that is not allowed; the message says why."""
+
+
+def _check_actor(actor: User | None, permission: str) -> None:
+    if actor is None:
+        return  # a command on the server
+    if not actor.is_active or not actor.has_perm(permission):
+        raise AccountRefused("Only IANA staff can change other people's accounts and roles.")
+
+
+def _reason(reason: str) -> str:
+    reason = (reason or "").strip()
+    if not reason:
+        raise AccountRefused("Give a reason; it is kept in the account's history.")
+    return reason
+
+
+def address_verified(user: User) -> bool:
+    """Whether the account's owner has confirmed its address (allauth)."""
+    from allauth.account.models import EmailAddress
+
+    return EmailAddress.objects.filter(user=user, email__iexact=user.email,
+                                       verified=True).exists()
+
+
+def _locked(user: User) -> User:
+    locked: User = User.objects.select_for_update().get(pk=user.pk)
+    return locked
+
+
+def _record(user: User, actor: User | None, kind: str, reason: str, **extra: Any) -> AccountEvent:
+    return AccountEvent.objects.create(user=user, actor=actor, kind=kind, reason=reason, **extra)
+
+
+@transaction.atomic
+def user_create(*, email: str, password: str | None, first_name: str = "",
+                last_name: str = "", organisation: str = "", verified: bool = False,
+                reason: str, actor: User | None) -> User:
+    """Create an account (staff or a command; people sign themselves up through allauth)."""
+    from allauth.account.models import EmailAddress
+
+    _check_actor(actor, "accounts.change_user")
+    reason = _reason(reason)
+    if User.objects.filter(email__iexact=email).exists():
+        raise AccountRefused(f"An account for {email} exists already.")
+    user = User.objects.create_user(email=email, password=password, first_name=first_name,
+                                    last_name=last_name, organisation=organisation)
+    EmailAddress.objects.create(user=user, email=email, verified=verified, primary=True)
+    _record(user, actor, AccountEvent.Kind.CREATED, reason)
+    return user
+
+
+def user_signed_up(*, user: User) -> AccountEvent:
+    """The event of a person's own sign-up (called by the sign-up form)."""
+    return _record(user, user, AccountEvent.Kind.SIGNED_UP, "")
+
+
+@transaction.atomic
+def user_update_profile(*, user: User, changes: dict[str, Any], reason: str,
+                        actor: User | None) -> User:
+    """Correct a person's name, organisation or active flag. Fields that do not
+    change are ignored; nothing changing writes nothing."""
+    _check_actor(actor, "accounts.change_user")
+    unknown = set(changes) - set(PROFILE_FIELDS)
+    if unknown:
+        raise AccountRefused(f"Not a profile field: {', '.join(sorted(unknown))}.")
+    user = _locked(user)
+    diff = {name: [getattr(user, name), value] for name, value in changes.items()
+            if getattr(user, name) != value}
+    if not diff:
+        return user
+    reason = _reason(reason)
+    if actor is not None and actor.pk == user.pk and diff.get("is_active") == [True, False]:
+        raise AccountRefused("You cannot deactivate your own account.")
+    for name, (_, value) in diff.items():
+        setattr(user, name, value)
+    user.save(update_fields=list(diff))
+    _record(user, actor, AccountEvent.Kind.PROFILE_CHANGED, reason, changes=diff)
+    return user
+
+
+@transaction.atomic
+def user_recognize(*, user: User, reason: str, actor: User | None) -> User:
+    """Record that the IESG recognizes this registrant's organisation as a standards
+    body (RFC 8141 section 6.3): it may then use the fast track."""
+    return _set_recognition(user, True, reason, actor)
+
+
+@transaction.atomic
+def user_unrecognize(*, user: User, reason: str, actor: User | None) -> User:
+    """Withdraw the recognition; open fast-track requests keep their path."""
+    return _set_recognition(user, False, reason, actor)
+
+
+def _set_recognition(user: User, recognized: bool, reason: str, actor: User | None) -> User:
+    _check_actor(actor, "accounts.recognize_standards_body")
+    reason = _reason(reason)
+    user = _locked(user)
+    if user.recognized_standards_body == recognized:
+        raise AccountRefused(f"{user.display_name} is "
+                             f"{'already' if recognized else 'not'} a recognized standards body.")
+    if recognized and not address_verified(user):
+        raise AccountRefused(f"{user.email} is not verified yet: recognize the account once its "
+                             "owner has confirmed the address, so the fast track goes to them.")
+    kind = AccountEvent.Kind.RECOGNIZED if recognized else AccountEvent.Kind.UNRECOGNIZED
+    _record(user, actor, kind, reason)
+    user.recognized_standards_body = recognized
+    user.save_with_event(update_fields=["recognized_standards_body"])
+    return user
+
+
+def _group(role: str) -> Group:
+    if role not in ROLE_GROUPS:
+        raise AccountRefused(f"There is no role called {role!r}.")
+    group, created = Group.objects.get_or_create(name=role)
+    if created and GROUP_PERMISSIONS.get(role):
+        from registry.accounts.roles import sync_role_groups
+
+        sync_role_groups()
+    return group
+
+
+@transaction.atomic
+def role_grant(*, user: User, role: str, reason: str, actor: User | None) -> User:
+    """Make someone a designated expert or IANA staff. IANA staff reach the admin
+    (``is_staff``) with their group's permissions, never as superusers."""
+    _check_actor(actor, "accounts.grant_role")
+    reason = _reason(reason)
+    group = _group(role)
+    user = _locked(user)
+    if user.groups.filter(pk=group.pk).exists():
+        raise AccountRefused(f"{user.display_name} is already {role}.")
+    user.groups.add(group)
+    if role == STAFF and not user.is_staff:
+        user.is_staff = True
+        user.save(update_fields=["is_staff"])
+    _record(user, actor, AccountEvent.Kind.ROLE_GRANTED, reason, role=role)
+    forget_roles(user)
+    return user
+
+
+@transaction.atomic
+def role_revoke(*, user: User, role: str, reason: str, actor: User | None) -> User:
+    """End a role. Leaving IANA staff also ends access to the admin (but for superusers)."""
+    _check_actor(actor, "accounts.grant_role")
+    reason = _reason(reason)
+    group = _group(role)
+    user = _locked(user)
+    if not user.groups.filter(pk=group.pk).exists():
+        raise AccountRefused(f"{user.display_name} is not {role}.")
+    if actor is not None and actor.pk == user.pk and role == STAFF:
+        raise AccountRefused("Ask another member of IANA staff to end your own staff role.")
+    user.groups.remove(group)
+    if role == STAFF and user.is_staff and not user.is_superuser:
+        user.is_staff = False
+        user.save(update_fields=["is_staff"])
+    _record(user, actor, AccountEvent.Kind.ROLE_REVOKED, reason, role=role)
+    forget_roles(user)
+    return user

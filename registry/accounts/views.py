@@ -1,0 +1,133 @@
+"""IANA staff pages for people: find an account, recognize a standards body, grant
+or end a role, correct a name, make someone the holder of a namespace. Each save is
+an action with its event and reason; a refused form keeps what was typed and shows
+the error at its field."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+
+from registry.accounts import actions
+from registry.accounts.forms import HolderForm, ProfileForm, ReasonForm
+from registry.accounts.models import User
+from registry.accounts.roles import ROLE_GROUPS, can_use_staff_pages, role_label
+from registry.namespaces.actions import RegistryError, namespace_update_record
+from registry.review.models import RegistrationRequest
+
+FILTERS = {"recognized": "Recognized standards bodies", **{r: r.capitalize()
+                                                            for r in ROLE_GROUPS}}
+
+
+def _require_staff(request: HttpRequest) -> None:
+    if not can_use_staff_pages(request.user):
+        raise PermissionDenied("These pages are for IANA staff.")
+
+
+@login_required
+def people(request: HttpRequest) -> HttpResponse:
+    _require_staff(request)
+    q = request.GET.get("q", "")[:200]
+    show = request.GET.get("show", "")
+    found = User.objects.search(q)
+    if show == "recognized":
+        found = found.recognized()
+    elif show in ROLE_GROUPS:
+        found = found.in_role(show)
+    page = Paginator(found.prefetch_related("groups").order_by("email"), 50).get_page(
+        request.GET.get("page"))
+    for person in page:
+        person.role = role_label(person)
+    return render(request, "accounts/people.html", {
+        "page": page, "q": q, "show": show, "filters": FILTERS,
+    })
+
+
+def _forms(request: HttpRequest, person: User, which: str | None) -> dict[str, Any]:
+    data = request.POST if request.method == "POST" else None
+    held_roles = {g.name for g in person.groups.all()}
+    return {
+        "recognition": ReasonForm(data if which == "recognition" else None,
+                                  prefix="recognition"),
+        "roles": [(role, role in held_roles,
+                   ReasonForm(data if which == f"role:{role}" else None,
+                              prefix=f"role-{role.replace(' ', '-')}"))
+                  for role in ROLE_GROUPS],
+        "profile": ProfileForm(data if which == "profile" else None, instance=person,
+                               prefix="profile"),
+        "holder": HolderForm(data if which == "holder" else None, prefix="holder"),
+    }
+
+
+def _save(request: HttpRequest, person: User, which: str, forms: dict[str, Any]) -> str | None:
+    """Apply the posted form through its action; the success message, or None when the
+    form (now carrying its errors) must be shown again."""
+    actor = cast(User, request.user)  # login_required
+    if which == "recognition" and forms["recognition"].is_valid():
+        reason = forms["recognition"].cleaned_data["reason"]
+        recognition = (actions.user_unrecognize if person.recognized_standards_body
+                       else actions.user_recognize)
+        person = recognition(user=person, reason=reason, actor=actor)
+        return (f"{person.display_name} is now a recognized standards body: they may use the "
+                "fast track." if person.recognized_standards_body
+                else f"{person.display_name} is no longer a recognized standards body.")
+    for role, held, form in forms["roles"]:
+        if which == f"role:{role}" and form.is_valid():
+            role_change = actions.role_revoke if held else actions.role_grant
+            role_change(user=person, role=role, reason=form.cleaned_data["reason"], actor=actor)
+            return (f"{person.display_name} is no longer {role}." if held
+                    else f"{person.display_name} is now {role}.")
+    profile = forms["profile"]
+    if which == "profile" and profile.is_valid():
+        changes = {name: profile.cleaned_data[name] for name in profile.changed_data
+                   if name in actions.PROFILE_FIELDS}
+        actions.user_update_profile(user=person, changes=changes,
+                                    reason=profile.cleaned_data["reason"], actor=actor)
+        return "Profile saved." if changes else "Nothing changed, so nothing was saved."
+    holder = forms["holder"]
+    if which == "holder" and holder.is_valid():
+        namespace = holder.cleaned_data["nid"]
+        namespace_update_record(namespace=namespace, changes={"holder": person},
+                                reason=holder.cleaned_data["reason"], actor=actor)
+        return f"{person.display_name} now holds {namespace.nid}."
+    return None
+
+
+def _form_of(which: str, forms: dict[str, Any]) -> Any:
+    if which.startswith("role:"):
+        return next((f for role, _, f in forms["roles"] if which == f"role:{role}"), None)
+    return forms.get(which)
+
+
+@login_required
+def person(request: HttpRequest, pk: int) -> HttpResponse:
+    _require_staff(request)
+    person = get_object_or_404(User, pk=pk)
+    which = request.POST.get("form", "") if request.method == "POST" else None
+    forms = _forms(request, person, which)
+    if which:
+        try:
+            done = _save(request, person, which, forms)
+        except (actions.AccountRefused, RegistryError) as exc:
+            form = _form_of(which, forms)
+            if form is None:
+                raise PermissionDenied(str(exc)) from exc
+            form.add_error(None, str(exc))
+        else:
+            if done:
+                messages.success(request, done)
+                return redirect("people:person", person.pk)
+    return render(request, "accounts/person.html", {
+        "person": person, "role": role_label(person), **forms,
+        "verified": actions.address_verified(person),
+        "held": person.namespaces.order_by("nid"),
+        "requests": RegistrationRequest.objects.of(person).select_related("revises")
+        .order_by("-updated_at")[:50],
+        "events": person.account_events.select_related("actor"),
+    }, status=400 if which else 200)

@@ -1,0 +1,93 @@
+"""The IANA staff page of one namespace: the registry row (holder, references, note,
+dates, template URL), deprecation with its replacement, reinstatement, and the
+namespace's history. Every save is an action that writes a NamespaceEvent with the
+reason; a refused form comes back with everything typed and the error at its field."""
+
+from __future__ import annotations
+
+from typing import cast
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+
+from registry.accounts.models import User
+from registry.accounts.roles import can_use_staff_pages
+from registry.namespaces.actions import (
+    ACTIVE,
+    DEPRECATED,
+    RecordInvalid,
+    RegistryError,
+    namespace_set_status,
+    namespace_update_record,
+)
+from registry.namespaces.forms import DeprecateForm, RecordForm, ReinstateForm
+from registry.namespaces.models import Namespace
+from registry.namespaces.views import namespace_or_404
+
+
+def _require_staff(request: HttpRequest) -> None:
+    if not can_use_staff_pages(request.user):
+        raise PermissionDenied("These pages are for IANA staff.")
+
+
+@login_required
+def find_namespace(request: HttpRequest) -> HttpResponse:
+    """The staff queue's "registry record of" box: to the record, or back with a message."""
+    _require_staff(request)
+    nid = request.GET.get("nid", "").strip()[:64]
+    namespace = Namespace.objects.by_nid(nid).first() if nid else None
+    if namespace is None:
+        messages.error(request, f'"{nid}" is not a registered NID.' if nid
+                       else "Type the NID of a registered namespace.")
+        return redirect("review:staff-queue")
+    return redirect("namespaces:staff-namespace", namespace.nid)
+
+
+@login_required
+def namespace_record(request: HttpRequest, nid: str) -> HttpResponse:
+    _require_staff(request)
+    namespace = namespace_or_404(nid)
+    actor = cast(User, request.user)  # login_required
+    which = request.POST.get("form") if request.method == "POST" else None
+    record = RecordForm(request.POST if which == "record" else None, instance=namespace,
+                        prefix="record")
+    status_data = request.POST if which == "status" else None
+    status: DeprecateForm | ReinstateForm = (
+        DeprecateForm(status_data, namespace=namespace, prefix="status")
+        if namespace.status == ACTIVE else ReinstateForm(status_data, prefix="status"))
+    if which == "record" and record.is_valid():
+        changes = record.changes()
+        try:
+            namespace_update_record(namespace=namespace, changes=changes,
+                                    reason=record.cleaned_data["reason"], actor=actor)
+        except RecordInvalid as exc:
+            record.add_error(exc.field if exc.field in record.fields else None, str(exc))
+        except RegistryError as exc:
+            record.add_error(None, str(exc))
+        else:
+            messages.success(request, "Registry record saved." if changes
+                             else "Nothing changed, so nothing was saved.")
+            return redirect("namespaces:staff-namespace", namespace.nid)
+    if which == "status" and status.is_valid():
+        target = DEPRECATED if namespace.status == ACTIVE else ACTIVE
+        try:
+            namespace_set_status(namespace=namespace, status=target,
+                                 comment=status.cleaned_data["comment"],
+                                 replaced_by=status.cleaned_data.get("replaced_by", ""),
+                                 actor=actor)
+        except RecordInvalid as exc:
+            status.add_error(exc.field if exc.field in status.fields else None, str(exc))
+        except RegistryError as exc:
+            status.add_error(None, str(exc))
+        else:
+            messages.success(request, f"{namespace.nid} is now {target}.")
+            return redirect("namespaces:staff-namespace", namespace.nid)
+    events = (namespace.events.select_related("actor", "version")
+              .order_by("-created_at", "-id"))
+    return render(request, "namespaces/staff_namespace.html", {
+        "namespace": namespace, "record": record, "status": status, "events": events,
+        "replaces": Namespace.objects.filter(replaced_by=namespace).order_by("nid"),
+    }, status=400 if which and request.method == "POST" else 200)

@@ -1,0 +1,107 @@
+"""IANA staff pages for people: find, recognize, roles, profile, holder."""
+
+import datetime as dt
+
+import lxml.html
+import pytest
+
+from registry.accounts.models import AccountEvent, User
+from registry.accounts.roles import EXPERT, is_expert
+from registry.namespaces.actions import namespace_register
+from registry.namespaces.models import NamespaceEvent
+from tests.factories import complete_values, make_user
+
+
+@pytest.fixture
+def body(db):
+    return make_user("body@example.org", organisation="Body of Standards")
+
+
+@pytest.fixture
+def staff_client(client, staff):
+    client.force_login(staff)
+    return client
+
+
+def html(response):
+    return lxml.html.fromstring(response.content)
+
+
+@pytest.mark.parametrize("persona", ["registrant", "expert"])
+def test_only_staff_see_people(client, request, body, persona):
+    assert client.get("/iana/people/").status_code == 302
+    client.force_login(request.getfixturevalue(persona))
+    assert client.get("/iana/people/").status_code == 403
+    response = client.post(f"/iana/people/{body.pk}/", {"form": "recognition",
+                                                        "recognition-reason": "Me."})
+    assert response.status_code == 403
+    body.refresh_from_db()
+    assert not body.recognized_standards_body
+
+
+def test_people_are_found_by_organisation(staff_client, body, registrant):
+    page = html(staff_client.get("/iana/people/?q=standards"))
+    rows = page.xpath("//table[@id='people']/tbody/tr")
+    assert len(rows) == 1 and "body@example.org" in rows[0].text_content()
+    assert rows[0].xpath(".//a/@href") == [f"/iana/people/{body.pk}/"]
+
+
+def test_recognize_a_body_from_its_page(staff_client, staff, body):
+    url = f"/iana/people/{body.pk}/"
+    refused = staff_client.post(url, {"form": "recognition", "recognition-reason": ""})
+    assert refused.status_code == 400
+    assert html(refused).xpath("//textarea[@name='recognition-reason']"
+                               "[contains(@class, 'is-invalid')]")
+    assert staff_client.post(url, {"form": "recognition",
+                                   "recognition-reason": "IESG, 2026-11-20."}).status_code == 302
+    body.refresh_from_db()
+    assert body.recognized_standards_body
+    event = AccountEvent.objects.get(user=body, kind="recognized")
+    assert (event.actor, event.reason) == (staff, "IESG, 2026-11-20.")
+    history = html(staff_client.get(url)).get_element_by_id("history").text_content()
+    assert "IESG, 2026-11-20." in history and staff.get_full_name() in history
+
+
+def test_grant_and_end_the_expert_role(staff_client, body):
+    url = f"/iana/people/{body.pk}/"
+    form = "role:designated expert"
+    prefix = "role-designated-expert"
+    assert staff_client.post(url, {"form": form, f"{prefix}-reason": "Appointed."}
+                             ).status_code == 302
+    assert is_expert(User.objects.get(pk=body.pk))
+    assert staff_client.post(url, {"form": form, f"{prefix}-reason": "Term ended."}
+                             ).status_code == 302
+    assert not is_expert(User.objects.get(pk=body.pk))
+    assert list(AccountEvent.objects.filter(user=body).order_by("id")
+                .values_list("kind", "role")) == [("role_granted", EXPERT),
+                                                  ("role_revoked", EXPERT)]
+
+
+def test_a_refused_profile_keeps_what_was_typed(staff_client, body):
+    url = f"/iana/people/{body.pk}/"
+    response = staff_client.post(url, {"form": "profile", "profile-first_name": "Beatrix",
+                                       "profile-last_name": "Body", "profile-organisation":
+                                       "Renamed Body", "profile-is_active": "on",
+                                       "profile-reason": ""})
+    assert response.status_code == 400
+    page = html(response)
+    assert page.xpath("//input[@name='profile-first_name']/@value") == ["Beatrix"]
+    assert page.xpath("//input[@name='profile-organisation']/@value") == ["Renamed Body"]
+    assert page.xpath("//textarea[@name='profile-reason'][contains(@class, 'is-invalid')]")
+    body.refresh_from_db()
+    assert body.first_name == "Pat"
+
+
+def test_make_someone_the_holder_of_a_namespace(staff_client, staff, body):
+    namespace_register(kind="formal", nid="heldns", values=complete_values(),
+                       date=dt.date(2026, 11, 1), actor=staff)
+    url = f"/iana/people/{body.pk}/"
+    refused = staff_client.post(url, {"form": "holder", "holder-nid": "heldnz",
+                                      "holder-reason": "Transfer."})
+    assert refused.status_code == 400
+    assert html(refused).xpath("//input[@name='holder-nid']/@value") == ["heldnz"]
+    assert staff_client.post(url, {"form": "holder", "holder-nid": "HeldNS",
+                                   "holder-reason": "Transfer."}).status_code == 302
+    event = NamespaceEvent.objects.get(kind="record_changed")
+    assert event.changes == {"holder": [None, body.email]} and event.comment == "Transfer."
+    assert "/iana/namespaces/heldns/" in html(staff_client.get(url)).xpath("//a/@href")

@@ -1,0 +1,64 @@
+"""seed_demo writes through the actions only, at plausible past moments."""
+
+import datetime as dt
+import io
+
+import pytest
+from django.core import mail
+from django.core.management import call_command
+from django.utils import timezone
+
+from registry.accounts.models import AccountEvent, User
+from registry.accounts.roles import is_expert, is_iana_staff
+from registry.review.models import RegistrationRequest, RequestEvent
+
+
+@pytest.fixture
+def seeded(db, settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    call_command("seed_demo", "--with-history", stdout=io.StringIO())
+
+
+def test_staff_persona_is_staff_through_its_group_not_a_superuser(seeded, client):
+    sam = User.objects.get(email="staff@example.org")
+    assert is_iana_staff(sam) and sam.is_staff and not sam.is_superuser
+    client.force_login(sam)
+    assert client.get("/admin/").status_code == 200
+    assert client.get("/admin/namespaces/namespace/").status_code == 200
+    assert client.get("/iana/people/").status_code == 200
+    assert is_expert(User.objects.get(email="expert@example.org"))
+
+
+def test_every_account_change_has_its_event(seeded):
+    sofia = User.objects.get(email="sdo@example.org")
+    recognition = AccountEvent.objects.get(user=sofia, kind="recognized")
+    assert recognition.actor.email == "staff@example.org" and recognition.reason
+    for email in ("expert@example.org", "staff@example.org"):
+        assert AccountEvent.objects.filter(user__email=email, kind="role_granted").exists()
+
+
+def test_timestamps_read_like_a_registry_in_use(seeded, settings):
+    now = timezone.now()
+    for request in RegistrationRequest.objects.all():
+        events = list(request.events.order_by("created_at", "id"))
+        assert events[0].created_at >= request.created_at - dt.timedelta(seconds=5)
+        latest = max([e.created_at for e in events if e.transition not in ("remind",)]
+                     + list(request.comments.values_list("created_at", flat=True)))
+        # Nothing was written around the actions: the last activity is the last event.
+        assert abs(request.last_activity_at - latest) < dt.timedelta(seconds=5), request
+    exlib = RegistrationRequest.objects.get(proposed_nid="exlib")
+    assert 4 <= (now - exlib.last_activity_at).days <= 6
+    assert (now - exlib.review_started_at).days >= 10
+    # Decisions come after the full review period, so none needed an early reason.
+    for decision in RequestEvent.objects.filter(transition="approve"):
+        ends = decision.request.rounds.order_by("number").first().submitted_at + \
+            dt.timedelta(days=settings.REVIEW_MIN_DAYS)
+        assert decision.created_at > ends
+        assert "Decided before the end" not in decision.comment
+
+
+def test_seeding_sends_no_mail_and_runs_twice_without_duplicates(seeded):
+    assert mail.outbox == []
+    counts = (AccountEvent.objects.count(), RequestEvent.objects.count())
+    call_command("seed_demo", "--with-history", stdout=io.StringIO())
+    assert (AccountEvent.objects.count(), RequestEvent.objects.count()) == counts
