@@ -45,7 +45,9 @@ def test_every_message_of_a_request_threads_under_its_first(
                                              actor=registrant)
         request = approve(request, expert, staff, register=True)
     sent = [wire(m) for m in mail.outbox]
-    assert len(sent) == 9
+    # Submission, acknowledgement, two comments, changes requested, resubmission and its
+    # acknowledgement, approval (registrant, staff), registration (registrant, list).
+    assert len(sent) == 11
     first, rest = sent[0], sent[1:]
     root_id = first["Message-ID"]
     assert first["Subject"] == f"[URN #{request.pk}] Registration request for URN NID threaded"
