@@ -185,20 +185,18 @@ def _review_context(namespace: Namespace) -> dict:
     """What the review app says about this namespace, publicly: its review record (the
     requests that published its versions, their rounds and decisions) and the new
     version under review. Who may start one is asked per visitor (the holder slot)."""
-    from django.contrib.auth.models import AnonymousUser
+    from registry.review.models import RegistrationRequest
 
-    from registry.review.models import OPEN_STATES, RegistrationRequest
-
-    record = list(RegistrationRequest.objects.review_record_of(namespace))
-    for registration_request in record:
-        registration_request.decisions = [
-            e for e in registration_request.events.all()
-            if e.kind == "transition" and e.to_state != e.from_state]
-    return {
-        "review_record": record,
-        "pending": namespace.revision_requests.visible_to(AnonymousUser())
-        .filter(state__in=OPEN_STATES),
-    }
+    record, pending = [], []
+    for registration_request in RegistrationRequest.objects.review_record_of(namespace):
+        if registration_request.published_version_id:
+            registration_request.decisions = [
+                e for e in registration_request.events.all()
+                if e.kind == "transition" and e.to_state != e.from_state]
+            record.append(registration_request)
+        else:
+            pending.append(registration_request)
+    return {"review_record": record, "pending": pending}
 
 
 @require_GET

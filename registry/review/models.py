@@ -102,12 +102,15 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
                 .select_related("published_version__namespace").order_by("-updated_at")[:limit])
 
     def review_record_of(self, namespace: Namespace):
-        """The requests that published versions of ``namespace``, with their rounds and
-        events (the namespace page links its review record)."""
-        return (self.filter(published_version__namespace=namespace)
+        """The namespace page's review side, in one query (and one for the events): the
+        requests that published its versions (its review record) and the open requests
+        for a new version of it, each with ``round_count`` and its events."""
+        return (self.filter(Q(published_version__namespace=namespace)
+                            | Q(revises=namespace, state__in=OPEN_STATES))
                 .select_related("published_version")
-                .prefetch_related("rounds", "events__actor")
-                .order_by("published_version__number"))
+                .annotate(round_count=Count("rounds"))
+                .prefetch_related("events__actor")
+                .order_by("published_version__number", "pk"))
 
     def with_public_comments(self):
         """Prefetch each request's public comments (``public_comments``, oldest first),

@@ -341,7 +341,7 @@ def resend_mail(request, pk, message_pk):
     message = get_object_or_404(OutboundMessage, pk=message_pk, request=registration_request)
     try:
         actions.message_resend(message=message, actor=request.user)
-    except actions.TransitionRefused as exc:
+    except workflow.Refused as exc:
         messages.error(request, str(exc))
     else:
         messages.success(request, f"“{message.summary}” is being sent again.")

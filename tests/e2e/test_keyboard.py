@@ -74,10 +74,13 @@ def test_request_form_by_keyboard_alone(browser: Any, live_server: Any, registra
     # 24 px (or all of it) stay in view.
     order = page.evaluate("""() => [...document.querySelectorAll(
         'main form input:not([type=hidden]), main form textarea, main form button')]
-        .filter(e => !(e.type === 'radio' && !e.checked)).map(e => e.id || e.name)""")
+        .filter(e => !(e.type === 'radio' && !e.checked))
+        .filter(e => !e.closest('details:not([open])')).map(e => e.id || e.name)""")
     walked = []
     while len(walked) < len(order):
         page.keyboard.press("Tab")
+        if page.evaluate("() => document.activeElement.tagName") == "SUMMARY":
+            continue  # the closed "start from a template" box: its summary, then on
         walked.append(page.evaluate(FOCUS_ID))
         if page.evaluate("() => document.activeElement.matches('main form :is(input, textarea)')"):
             height = page.evaluate("() => document.activeElement.getBoundingClientRect().height")
@@ -124,9 +127,9 @@ def test_expert_approves_by_keyboard_alone(browser: Any, live_server: Any, regis
     with page.expect_navigation():
         page.keyboard.press("Enter")
 
-    tab_to(page, "#c-approve")
+    tab_to(page, "#id_approve_comment")
     page.keyboard.type("Clear syntax; no conflicts.")
-    tab_to(page, "#e-approve")
+    tab_to(page, "#id_approve_early_reason")
     page.keyboard.type("The list raised nothing in a week.")
     tab_to(page, "button[value=approve]")
     with page.expect_navigation():

@@ -17,6 +17,7 @@ from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
+from registry.accounts.roles import can_use_staff_pages
 from registry.review import actions, workflow
 from registry.review.models import Comment, RegistrationRequest
 from tests.factories import complete_values, make_request, make_user
@@ -177,6 +178,25 @@ def expect_public(get: int = 200, post: int = 405):
     return expect
 
 
+def expect_staff_page(get: int = 200, post: int = 200):
+    """The IANA staff pages: log in first; then only staff (accounts.roles decides)."""
+    def expect(world, persona, state, method):
+        if persona == "anonymous":
+            return 302
+        if not can_use_staff_pages(_user(world, persona)):
+            return 403
+        return get if method == "GET" else post
+    return expect
+
+
+def expect_resend(world, persona, state, method):
+    """Sending a message again: log in, POST only, and a message of the request's own
+    (the matrix names none, so whoever may see the request meets a 404)."""
+    if persona == "anonymous":
+        return 302
+    return 405 if method == "GET" else 404
+
+
 def expect_new(world, persona, state, method):
     if persona == "anonymous":
         return 302
@@ -219,6 +239,19 @@ COVERED: dict[str, list[Case]] = {
     "namespaces:api-list": [Case(expect_public())],
     "namespaces:api-detail": [Case(expect_public(), args=lambda w, s: (w.namespace_nid,))],
     "namespaces:api-check": [Case(expect_public(get=400, post=400))],
+    "namespaces:api-schema": [Case(expect_public())],
+    "namespaces:history": [Case(expect_public(), args=lambda w, s: (w.namespace_nid,))],
+    "namespaces:formal-csv": [Case(expect_public())],
+    "namespaces:informal-csv": [Case(expect_public())],
+    "namespaces:staff-namespace-find": [Case(expect_staff_page(get=302, post=302))],
+    "namespaces:staff-namespace": [Case(expect_staff_page(),
+                                        args=lambda w, s: (w.namespace_nid,))],
+    "people:people": [Case(expect_staff_page())],
+    "people:person": [Case(expect_staff_page(),
+                           args=lambda w, s: (w.people["registrant"].pk,))],
+    "review:resend-mail": [Case(expect_resend,
+                                args=lambda w, s: (w.requests["in_review"].pk, 0))],
+    "healthz": [Case(expect_public())],
     "nid-check": [Case(expect_public())],
     "review:my-requests": [Case(expect_signed_in_page())],
     "review:new": [Case(expect_new)],
