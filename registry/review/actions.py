@@ -81,6 +81,14 @@ def _queue_event_mails(event: RequestEvent, audiences: tuple[str, ...]) -> None:
                       audience=audience, event=event)
 
 
+def _queue_comment_mails(comment: Comment, request: RegistrationRequest) -> None:
+    """Write a comment's messages to the outbox: to whom the workflow says
+    (``COMMENT_MAIL``); what came from the list is never posted back to it."""
+    for mail_audience in workflow.COMMENT_MAIL[comment.audience]:
+        queue_message(mails.comment_message(comment, mail_audience), request=request,
+                      audience=mail_audience, comment=comment)
+
+
 def _clean_values(values: dict[str, str]) -> dict[str, str]:
     return {name: values.get(name, "") or "" for name in TEXT_FIELDS if name in values}
 
@@ -280,9 +288,7 @@ def request_comment(*, request: RegistrationRequest, actor, body: str, audience:
     request.save(update_fields=["last_activity_at", "updated_at"])
     if audience == Comment.Audience.PUBLIC:
         registry_changed()  # the public review page shows the discussion
-    for mail_audience in workflow.COMMENT_MAIL[audience]:
-        queue_message(mails.comment_message(comment, mail_audience), request=request,
-                      audience=mail_audience, comment=comment)
+    _queue_comment_mails(comment, request)
     return comment
 
 
@@ -462,8 +468,7 @@ def _receive(parsed: ParsedMail, raw: bytes, source: str) -> InboundMessage:
     if audience == Comment.Audience.PUBLIC:
         registry_changed()  # the public review page shows the discussion
     record = _record(parsed, raw, source, Outcome.PLACED, "", request=request, comment=comment)
-    queue_message(mails.comment_message(comment), request=request, audience="comment",
-                  comment=comment)
+    _queue_comment_mails(comment, request)
     return record
 
 

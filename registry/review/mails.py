@@ -131,12 +131,22 @@ def comment_message(comment: Comment, audience: str) -> EmailMessage | None:
         cc = experts_emails(exclude=(author,))
         if request.registrant_id != author:
             cc.append(request.registrant.email)
+        if comment.via != Comment.Via.WEB:
+            # It came from the list: the list has it already; tell the registrant (and the
+            # experts in copy) directly.
+            to = [request.registrant.email] if request.registrant_id != author else cc
+            cc = [a for a in cc if a not in to]
+            return _message(f"[urn] {subject}", "comment.txt", context, to=to, cc=cc)
         return _message(f"[urn] {subject}", "comment.txt", context,
                         to=[settings.REVIEW_LIST_ADDRESS], cc=cc,
                         reply_to=[settings.REVIEW_LIST_ADDRESS])
     if audience == workflow.REGISTRANT:
         if request.registrant_id == author:
-            return None
+            # The registrant's own answer (a reply by mail): the experts hear it.
+            expert = request.assigned_expert
+            return _message(subject, "comment.txt", {**context, "recipient": expert},
+                            to=[expert.email] if expert
+                            else experts_emails(exclude=(author,)))
         return _message(subject, "comment.txt", {**context, "recipient": request.registrant},
                         to=[request.registrant.email])
     if audience == workflow.EXPERTS:

@@ -196,7 +196,8 @@ def test_unread_query_parameters_share_the_entry(client, registry,
 
 
 def test_the_experts_named_on_the_registry_page_follow_role_and_name_changes(client, registry):
-    from registry.accounts.roles import EXPERT, add_role
+    from registry.accounts.actions import role_grant, role_revoke
+    from registry.accounts.roles import EXPERT
     from tests.factories import make_user
 
     def named() -> str:
@@ -205,10 +206,10 @@ def test_the_experts_named_on_the_registry_page_follow_role_and_name_changes(cli
 
     person = make_user("newexpert@example.org")
     assert "Designated" not in named()
-    add_role(person, EXPERT)
+    person = role_grant(user=person, role=EXPERT, reason="Appointed.", actor=None)
     assert person.display_name in named()
     person.first_name, person.last_name = "Ada", "Reviewer"
     person.save()
     assert "Ada Reviewer" in named()
-    person.groups.clear()
+    role_revoke(user=person, role=EXPERT, reason="Stepped down.", actor=None)
     assert "Ada Reviewer" not in named()

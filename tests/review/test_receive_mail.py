@@ -177,7 +177,7 @@ def test_a_bounce_marks_the_message_failed_for_staff_to_resend(client, in_review
     changes.refresh_from_db()
     assert changes.state == "failed"
     assert "550 5.1.1" in changes.last_error and "User unknown" in changes.last_error
-    event = RequestEvent.objects.get(request=in_review, transition="mail_bounced")
+    event = RequestEvent.objects.get(request=in_review, kind="mail_bounced")
     assert "bounced" in event.comment
     document = page(client, in_review, staff)
     (row,) = document.xpath('//table[@id="mail-log"]//tr[contains(@class, "mail-failed")]')
