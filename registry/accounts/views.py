@@ -127,7 +127,8 @@ def person(request: HttpRequest, pk: int) -> HttpResponse:
         "person": person, "role": role_label(person), **forms,
         "verified": actions.address_verified(person),
         "held": person.namespaces.order_by("nid"),
-        "requests": RegistrationRequest.objects.of(person).select_related("revises")
-        .order_by("-updated_at")[:50],
+        # Their requests as the workflow lets staff see them: a draft stays private.
+        "requests": RegistrationRequest.objects.of(person).visible_to(request.user)
+        .select_related("revises").order_by("-updated_at")[:50],
         "events": person.account_events.select_related("actor"),
     }, status=400 if which else 200)

@@ -40,7 +40,7 @@ def test_an_expert_closes_the_case_twin_of_a_request(new_page):
     page.fill("#id_close_comment", f"Same NID as request #{exlib.pk}, submitted first.")
     page.click("#do-close button[type=submit]")
     page.wait_for_selector(".alert-success")
-    assert "Closed" in page.inner_text("h1 + .badge, .badge >> nth=0")
+    assert "Closed" in page.inner_text("main h1 + .badge, main .badge >> nth=0")
     twin.refresh_from_db()
     assert twin.state == State.CLOSED
     event = RequestEvent.objects.filter(request=twin).latest("id")

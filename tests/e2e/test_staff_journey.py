@@ -52,7 +52,7 @@ def test_fast_track_for_a_body_recognized_on_the_staff_page(new_page):
     fill_template(body, "normsids", complete_values(None, contact_email="rep@norms.example"),
                   fast_track=True)
     body.click("button[name=submit]")
-    body.wait_for_selector("text=Submitted.")
+    body.wait_for_selector("text=Submitted: the template went to the review list")
     assert "Fast track" in body.inner_text("main")
     body.click("button[value=request_registration]")  # the body decides when
     body.wait_for_url(re.compile(r"/requests/\d+/$"))

@@ -105,7 +105,7 @@ def test_broker_down_during_a_submission_then_back(client, registrant, expert):
                                form_data(submit="1", proposed_nid="brokerback",
                                          edit_version=draft.edit_version))
     assert response.status_code == 302
-    row = OutboundMessage.objects.get(request=draft)
+    row = OutboundMessage.objects.get(request=draft, audience="review_list")
     assert row.state == "pending" and mail.outbox == []
     OutboundMessage.objects.filter(pk=row.pk).update(
         next_attempt_at=timezone.now() - dt.timedelta(minutes=5))
