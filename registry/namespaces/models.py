@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.core.exceptions import FieldDoesNotExist
+from typing import Any, cast
+
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Lower
@@ -208,7 +210,8 @@ class NamespaceEvent(AppendOnlyModel):
         names = []
         for name in self.changes:
             try:
-                names.append(str(Namespace._meta.get_field(name).verbose_name))
+                field = cast("models.Field[Any, Any]", Namespace._meta.get_field(name))
+                names.append(str(field.verbose_name))
             except FieldDoesNotExist:  # a field renamed since: show its old name
                 names.append(name)
         return names

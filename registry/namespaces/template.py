@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from typing import Any, cast
+
 from django.db import models
 
 # The longest text a template field may hold; real templates are far shorter.
@@ -145,7 +147,8 @@ REQUIRED_FIELDS: tuple[str, ...] = (
 
 
 def field_label(name: str) -> str:
-    return str(TemplateFields._meta.get_field(name).verbose_name).capitalize()
+    field = cast("models.Field[Any, Any]", TemplateFields._meta.get_field(name))
+    return str(field.verbose_name).capitalize()
 
 
 def template_values(obj) -> dict[str, str]:
