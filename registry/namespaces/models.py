@@ -3,10 +3,10 @@ their append-only event log."""
 
 from __future__ import annotations
 
-from django.conf import settings
-from django.core.exceptions import FieldDoesNotExist
 from typing import Any, cast
 
+from django.conf import settings
+from django.core.exceptions import FieldDoesNotExist
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Lower

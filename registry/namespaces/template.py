@@ -8,7 +8,6 @@ with each field condenses sections 6.4.1-6.4.7.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 from typing import Any, cast
 
 from django.db import models
