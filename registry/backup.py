@@ -20,7 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from django.apps import apps
 from django.contrib.auth.hashers import make_password
@@ -29,6 +29,9 @@ from django.core.management.color import no_style
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection, transaction
 from django.db.models import Model
+
+if TYPE_CHECKING:
+    from django.contrib.auth.base_user import AbstractBaseUser
 
 FORMAT = "urn-registry-backup"
 VERSION = 1
@@ -156,7 +159,8 @@ def restore_backup(path: Path) -> dict[str, int]:
             obj = item.object
             label = _label(type(obj))
             if label == "accounts.user" and not document.get("with_passwords"):
-                obj.password = make_password(None)  # unusable until a password reset
+                user = cast("AbstractBaseUser", obj)
+                user.password = make_password(None)  # unusable until a password reset
             if label == "namespaces.informalnumbercounter":
                 type(obj)._default_manager.all().delete()  # the migration's empty row
                 item.save(force_insert=True)

@@ -19,7 +19,7 @@ This is integrity machinery, not business logic (cf. the IETF datatracker's
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
 from django.db import models
 
@@ -43,7 +43,7 @@ class UnrecordedChange(Exception):
     """An attempt to change an event-guarded field without writing its event."""
 
 
-class AppendOnlyQuerySet(models.QuerySet):
+class AppendOnlyQuerySet(models.QuerySet[Any]):
     """Rows are inserted, then never updated or deleted through the ORM."""
 
     def _refuse(self) -> AppendOnlyError:
@@ -81,7 +81,7 @@ class AppendOnlyModel(models.Model):
         raise AppendOnlyError(f"{type(self).__name__} {self.pk} is immutable history.")
 
 
-class EventGuardedQuerySet(models.QuerySet):
+class EventGuardedQuerySet(models.QuerySet[Any]):
     """Bulk updates may not change a model's event-guarded field either: such a
     change would have no event row."""
 
@@ -124,10 +124,13 @@ class EventGuardedState(models.Model):
 
     @classmethod
     def _guarded_attname(cls) -> str:
-        return cls._meta.get_field(cls.guarded_field).attname
+        # A concrete column, never a relation's reverse side.
+        field = cast("models.Field[Any, Any]", cls._meta.get_field(cls.guarded_field))
+        return field.attname
 
     @classmethod
-    def from_db(cls, db: str | None, field_names: Any, values: Any) -> Any:
+    def from_db(  # type: ignore[override]  # django-stubs 6 adds Django 6.0's fetch_mode; 5.2 has none
+            cls, db: str | None, field_names: Any, values: Any) -> Any:
         instance = super().from_db(db, field_names, values)
         instance._recorded = instance.__dict__.get(cls._guarded_attname(), _UNLOADED)
         return instance

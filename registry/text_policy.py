@@ -108,7 +108,7 @@ class TextPolicyForm:
     the policy, and the cleaned text has one newline convention."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[call-arg]
+        super().__init__(*args, **kwargs)
         apply_text_policy(self)  # type: ignore[arg-type]
 
     def clean(self) -> dict[str, Any]:

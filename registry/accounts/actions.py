@@ -43,8 +43,9 @@ def address_verified(user: User) -> bool:
     """Whether the account's owner has confirmed its address (allauth)."""
     from allauth.account.models import EmailAddress
 
-    return EmailAddress.objects.filter(user=user, email__iexact=user.email,
-                                       verified=True).exists()
+    verified: bool = EmailAddress.objects.filter(user=user, email__iexact=user.email,
+                                                 verified=True).exists()
+    return verified
 
 
 def _locked(user: User) -> User:

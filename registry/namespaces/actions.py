@@ -11,7 +11,7 @@ import datetime as dt
 import json
 import re
 import secrets
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
@@ -36,6 +36,7 @@ from registry.urns import check_formal_nid, informal_nid, nid_key
 
 if TYPE_CHECKING:
     from registry.accounts.models import User
+    from registry.review.models import RegistrationRequest
 
 ACTIVE = Namespace.Status.ACTIVE
 DEPRECATED = Namespace.Status.DEPRECATED
@@ -100,11 +101,11 @@ def namespace_register(
     nid: str | None,
     values: dict[str, str],
     date: dt.date,
-    actor,
+    actor: User | None,
     requested_on: dt.date | None = None,
     fast_track: bool = False,
-    holder=None,
-    source_request=None,
+    holder: User | None = None,
+    source_request: RegistrationRequest | None = None,
 ) -> Namespace:
     """Register a new namespace with version 1 of its template.
 
@@ -198,8 +199,9 @@ def _taken_message(nid: str) -> str:
 
 @transaction.atomic
 def version_publish(
-    *, namespace: Namespace, values: dict[str, str], date: dt.date, actor,
-    fast_track: bool = False, source_request=None, number: int | None = None,
+    *, namespace: Namespace, values: dict[str, str], date: dt.date, actor: User | None,
+    fast_track: bool = False, source_request: RegistrationRequest | None = None,
+    number: int | None = None,
     nid: str | None = None,
 ) -> TemplateVersion:
     """Publish the next version of a namespace's template (section 6.2 revisions).
@@ -313,7 +315,7 @@ def check_record(changes: dict[str, object]) -> None:
         raise RecordInvalid("references", "References are a list of labels, one per line "
                                           "(e.g. RFC5279, or Name <https://…>).")
     for reference in references:
-        if isinstance(reference, dict) and (problem := xrefs.problem(reference)):
+        if isinstance(reference, dict) and (problem := xrefs.problem(cast(xrefs.Xref, reference))):
             raise RecordInvalid("references", problem)
     url = changes.get("template_url") or ""
     if url and not re.fullmatch(r"https?://\S+", str(url)):
@@ -332,7 +334,7 @@ def namespace_update_record(*, namespace: Namespace, changes: dict[str, object],
     if "references" in changes:  # labels become references typed as IANA types them
         changes = {**changes, "references": [
             xrefs.from_label(r) if isinstance(r, str) else r
-            for r in changes["references"]]}  # type: ignore[union-attr]
+            for r in cast("list[object]", changes["references"])]}  # check_record: a list
     namespace = Namespace.objects.select_for_update().get(pk=namespace.pk)
     diff = {name: value for name, value in changes.items()
             if getattr(namespace, name) != value}
@@ -508,7 +510,7 @@ def registry_metadata_set(*, key: str, actor: Any = None, experts: str | None = 
 
 
 @transaction.atomic
-def namespaces_bulk_register(*, registrations: list[dict], actor=None,
+def namespaces_bulk_register(*, registrations: list[dict[str, Any]], actor: User | None = None,
                              batch_size: int = 1000) -> int:
     """Register many formal namespaces at once, each with all of its versions: the
     bulk path of the load benchmark's seed (``seed_load``) and of large demos.

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.urls import reverse
 
 from registry.namespaces.models import Namespace
-from registry.urns import URNSyntaxError, is_informal, nid_key, parse
+from registry.urns import URN, URNSyntaxError, is_informal, nid_key, parse
 
 MAX_URNS = 100  # per call: the API and the checker page (each is rate-limited too)
 MAX_URN_LENGTH = 8192
@@ -15,7 +15,7 @@ MAX_URN_LENGTH = 8192
 def check_urns(texts: list[str]) -> list[dict]:
     """One result per input URN (at most MAX_URNS), each a JSON-ready dict."""
     texts = texts[:MAX_URNS]
-    parsed: list[tuple[str, object]] = []
+    parsed: list[tuple[str, URN | URNSyntaxError]] = []
     for text in texts:
         if len(text) > MAX_URN_LENGTH:
             parsed.append((text, URNSyntaxError(

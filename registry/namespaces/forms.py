@@ -7,7 +7,7 @@ text policy."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.contrib.auth import get_user_model
@@ -63,7 +63,8 @@ class ReferencesField(forms.CharField):
 
     @staticmethod
     def labels(value: Any) -> list[str]:
-        return [xrefs.label(v) if isinstance(v, dict) else str(v) for v in (value or [])]
+        return [xrefs.label(cast(xrefs.Xref, v)) if isinstance(v, dict) else str(v)
+                for v in (value or [])]
 
     def prepare_value(self, value: Any) -> Any:
         return "\n".join(self.labels(value)) if isinstance(value, list) else value

@@ -3,6 +3,8 @@ their append-only event log."""
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from django.conf import settings
 from django.core.exceptions import FieldDoesNotExist
 from django.db import models
@@ -208,7 +210,8 @@ class NamespaceEvent(AppendOnlyModel):
         names = []
         for name in self.changes:
             try:
-                names.append(str(Namespace._meta.get_field(name).verbose_name))
+                field = cast("models.Field[Any, Any]", Namespace._meta.get_field(name))
+                names.append(str(field.verbose_name))
             except FieldDoesNotExist:  # a field renamed since: show its old name
                 names.append(name)
         return names

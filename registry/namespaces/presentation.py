@@ -176,7 +176,8 @@ def highlight(text: str, query: str, *, width: int = 180) -> SafeString:
     m = pattern.search(text)
     start = max(0, (m.start() if m else 0) - width // 3)
     snippet = text[start:start + width]
-    out, last = [], 0
+    out: list[str] = []
+    last = 0
     for hit in pattern.finditer(snippet):
         out.append(escape(snippet[last:hit.start()]))
         out.append(f"<mark>{escape(hit.group(0))}</mark>")

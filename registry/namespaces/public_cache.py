@@ -27,6 +27,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any, cast
 
 from django.conf import settings
 from django.core.cache import cache
@@ -74,7 +75,7 @@ def current_generation(request: HttpRequest | None = None) -> Generation:
     generation = (Generation(f"{row[0]}-{row[1]}", row[2], row[3]) if row
                   else Generation("none-0", None, None))
     if request is not None:
-        request._registry_generation = generation
+        setattr(request, "_registry_generation", generation)  # noqa: B010
     return generation
 
 
@@ -116,8 +117,8 @@ class _LocalStore:
 local_store = _LocalStore(LOCAL_MAX_BYTES)
 
 
-def _get(key: str) -> object | None:
-    value = local_store.get(key)
+def _get(key: str) -> dict[str, Any] | None:
+    value = cast("dict[str, Any] | None", local_store.get(key))
     if value is None:
         value = cache.get(key)
         if value is not None:
@@ -208,7 +209,7 @@ def public_document(request: HttpRequest, build: Callable[[], HttpResponse], *,
     gzipped = bool(_ACCEPTS_GZIP.search(request.META.get("HTTP_ACCEPT_ENCODING", "")))
     etag = f'"{tag}-gz"' if gzipped else f'"{tag}"'
     if _not_modified(request, tag, generation.changed_at):
-        response = HttpResponseNotModified()
+        response: HttpResponse = HttpResponseNotModified()
         _validators(response, etag, generation.changed_at)
         return response
     entry = _get(key)

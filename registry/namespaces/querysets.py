@@ -53,28 +53,29 @@ class NamespaceEventQuerySet(models.QuerySet[Any]):
 
 
 class NamespaceQuerySet(EventGuardedQuerySet):
-    def active(self):
+    def active(self) -> NamespaceQuerySet:
         return self.filter(status="active")
 
-    def formal(self):
+    def formal(self) -> NamespaceQuerySet:
         return self.filter(kind="formal")
 
-    def informal(self):
+    def informal(self) -> NamespaceQuerySet:
         return self.filter(kind="informal")
 
-    def by_nid(self, nid: str):
+    def by_nid(self, nid: str) -> NamespaceQuerySet:
         """Case-insensitive NID match (section 2.1), through the LOWER(nid) index."""
         if not plausible_text(nid, 64):
             return self.none()
         return self.filter(nid__lower=nid_key(nid))
 
-    def with_version_count(self):
+    def with_version_count(self) -> NamespaceQuerySet:
         """Annotate ``version_count`` as a subquery, which count() can leave out."""
         from registry.namespaces.models import TemplateVersion
 
         versions = (TemplateVersion.objects.filter(namespace=OuterRef("pk")).order_by()
                     .values("namespace").annotate(n=Count("pk")).values("n"))
-        return self.annotate(version_count=Coalesce(Subquery(versions), 0))
+        counted: NamespaceQuerySet = self.annotate(version_count=Coalesce(Subquery(versions), 0))
+        return counted
 
     def with_version_facts(self) -> NamespaceQuerySet:
         """``version_count`` and ``last_version_date`` (the exports' record dates), as
@@ -83,11 +84,13 @@ class NamespaceQuerySet(EventGuardedQuerySet):
 
         last = (TemplateVersion.objects.filter(namespace=OuterRef("pk")).order_by("-number")
                 .values("date")[:1])
-        return self.with_version_count().annotate(last_version_date=Subquery(last))
+        facts: NamespaceQuerySet = self.with_version_count().annotate(
+            last_version_date=Subquery(last))
+        return facts
 
-    def sorted_by(self, key: str):
+    def sorted_by(self, key: str) -> NamespaceQuerySet:
         """Order for the registry tables: 'nid', '-nid', 'date', '-date'."""
-        orders = {
+        orders: dict[str, list[Any]] = {
             "nid": [Lower("nid")],
             "-nid": [Lower("nid").desc()],
             "date": [F("registered_on").asc(nulls_last=True), Lower("nid")],
@@ -97,7 +100,7 @@ class NamespaceQuerySet(EventGuardedQuerySet):
         }
         return self.order_by(*orders.get(key, orders["nid"]))
 
-    def search(self, q: str):
+    def search(self, q: str) -> NamespaceQuerySet | RankedSearch:
         """Namespaces matching ``q`` in NID, organisation, references or any template
         field, best first: an exact NID, then a NID prefix, then a NID substring,
         then a match in what the registry table shows (NID, organisation,
@@ -124,11 +127,12 @@ class NamespaceQuerySet(EventGuardedQuerySet):
         for word in terms.split():
             text_match &= (Q(organisation__icontains=word) | Q(search_text__icontains=word)
                            | Q(nid__icontains=word) | Q(references__icontains=word))
-        return (
+        ranked: NamespaceQuerySet = (
             self.annotate(nid_rank=rank)
             .filter(Q(nid_rank__gt=0) | text_match)
             .order_by("-nid_rank", Lower("nid"))
         )
+        return ranked
 
     def similar_to(self, nid: str, limit: int = 5) -> list[str]:
         """NIDs that look like ``nid``, for "did you mean" (trigrams on PostgreSQL)."""
@@ -165,7 +169,7 @@ class RankedSearch:
     2. the registry row (NID, organisation, references) matches (``search_head``);
     3. only the template text matches (``search_vector``)."""
 
-    def __init__(self, queryset, q: str, terms: str):
+    def __init__(self, queryset: NamespaceQuerySet, q: str, terms: str) -> None:
         self.queryset = queryset
         self.q = q
         self.terms = terms
@@ -188,7 +192,7 @@ class RankedSearch:
         return text + (self.queryset.filter(self._match("search_vector", negate=True),
                                             nid__icontains=self.q).order_by().count())
 
-    def __getitem__(self, window: slice) -> list:
+    def __getitem__(self, window: slice) -> list[Any]:
         if not isinstance(window, slice):
             raise TypeError("RankedSearch is read a page (a slice) at a time.")
         start, stop = window.start or 0, window.stop

@@ -8,6 +8,7 @@ with each field condenses sections 6.4.1-6.4.7.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, cast
 
 from django.db import models
 
@@ -145,7 +146,8 @@ REQUIRED_FIELDS: tuple[str, ...] = (
 
 
 def field_label(name: str) -> str:
-    return str(TemplateFields._meta.get_field(name).verbose_name).capitalize()
+    field = cast("models.Field[Any, Any]", TemplateFields._meta.get_field(name))
+    return str(field.verbose_name).capitalize()
 
 
 def template_values(obj) -> dict[str, str]:

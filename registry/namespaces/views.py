@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import string
+from typing import Any, cast
 
 from django.core.paginator import Paginator
 from django.db.models import Count, Q
@@ -132,7 +133,9 @@ def search(request):
 
     def build() -> dict:
         results = Namespace.objects.search(q) if q else Namespace.objects.none()
-        page = Paginator(results, 50).get_page(request.GET.get("page"))
+        # A RankedSearch offers what Paginator uses (count() and slices), not the
+        # len() and iteration the stubs' protocol also asks for.
+        page = Paginator(cast(Any, results), 50).get_page(request.GET.get("page"))
         for namespace in page:
             namespace.snippet = highlight(
                 " · ".join(filter(None, [namespace.organisation, namespace.search_text])), q

@@ -28,7 +28,7 @@ from registry.namespaces.actions import (
     registry_changed,
     version_publish,
 )
-from registry.namespaces.models import Namespace
+from registry.namespaces.models import Namespace, TemplateVersion
 from registry.namespaces.template import TEXT_FIELDS
 from registry.review import mails, workflow
 from registry.review.inbound import ParsedMail
@@ -94,7 +94,7 @@ def _clean_values(values: dict[str, str]) -> dict[str, str]:
 
 
 @transaction.atomic
-def request_create(*, actor, kind: str = Namespace.Kind.FORMAL, proposed_nid: str = "",
+def request_create(*, actor: User, kind: str = Namespace.Kind.FORMAL, proposed_nid: str = "",
                    fast_track: bool = False, values: dict[str, str] | None = None,
                    revises: Namespace | None = None) -> RegistrationRequest:
     """Start a draft: a new namespace, or (``revises``) the next version of one the
@@ -122,7 +122,7 @@ def request_create(*, actor, kind: str = Namespace.Kind.FORMAL, proposed_nid: st
 
 
 @transaction.atomic
-def request_update(*, request: RegistrationRequest, actor, edit_version: int, kind: str,
+def request_update(*, request: RegistrationRequest, actor: User, edit_version: int, kind: str,
                    proposed_nid: str, fast_track: bool,
                    values: dict[str, str]) -> RegistrationRequest:
     """Save the working copy of a draft (or of a request sent back for changes).
@@ -148,9 +148,10 @@ def request_update(*, request: RegistrationRequest, actor, edit_version: int, ki
     return request
 
 
-def _make_round(request: RegistrationRequest, actor) -> Round:
+def _make_round(request: RegistrationRequest, actor: User) -> Round:
     number = request.rounds.count() + 1
     if request.is_revision:
+        assert request.revises is not None  # a revision revises a namespace
         current = request.revises.versions.order_by("-number").values_list("number", flat=True)
         version = (current.first() or 0) + 1
         nid = request.revises.nid
@@ -163,13 +164,15 @@ def _make_round(request: RegistrationRequest, actor) -> Round:
     )
 
 
-def _register(request: RegistrationRequest, actor):
+def _register(request: RegistrationRequest, actor: User) -> TemplateVersion:
     """Publish the last submitted round. Its date, when the registration was requested
     of IANA, is the version's Date (Appendix A); today is the registration date."""
     round_ = request.latest_round()
+    assert round_ is not None  # publishing follows a submission, which made a round
     values = round_.values()
     try:
         if request.is_revision:
+            assert request.revises is not None  # a revision revises a namespace
             return version_publish(namespace=request.revises, values=values,
                                    date=round_.date, actor=actor,
                                    fast_track=request.fast_track, source_request=request)
@@ -185,7 +188,8 @@ def _register(request: RegistrationRequest, actor):
 
 
 @transaction.atomic
-def request_transition(*, request: RegistrationRequest, transition: str, actor, comment: str = "",
+def request_transition(*, request: RegistrationRequest, transition: str, actor: User,
+                       comment: str = "",
                        early_reason: str = "") -> RegistrationRequest:
     """Take one transition of the workflow table (see registry.review.workflow)."""
     request = (RegistrationRequest.objects.select_for_update(of=("self",))
@@ -215,7 +219,8 @@ def request_transition(*, request: RegistrationRequest, transition: str, actor, 
 
 
 @transaction.atomic
-def request_assign(*, request: RegistrationRequest, expert, actor) -> RegistrationRequest:
+def request_assign(*, request: RegistrationRequest, expert: User | None,
+                   actor: User) -> RegistrationRequest:
     """Assign a request to a designated expert (an expert may take it themselves)."""
     request = RegistrationRequest.objects.select_for_update().get(pk=request.pk)
     problem = workflow.assign_refusal(request, actor, expert)
@@ -233,7 +238,7 @@ def request_assign(*, request: RegistrationRequest, expert, actor) -> Registrati
 
 
 @transaction.atomic
-def request_set_standardisation(*, request: RegistrationRequest, involved: bool, actor,
+def request_set_standardisation(*, request: RegistrationRequest, involved: bool, actor: User,
                                 comment: str = "") -> RegistrationRequest:
     """The experts' flag: standardisation is involved, so approval goes to the IESG."""
     request = RegistrationRequest.objects.select_for_update().get(pk=request.pk)
@@ -252,7 +257,8 @@ def request_set_standardisation(*, request: RegistrationRequest, involved: bool,
 
 
 @transaction.atomic
-def request_remind(*, request: RegistrationRequest, idle, actor=None) -> bool:
+def request_remind(*, request: RegistrationRequest, idle: dt.timedelta,
+                   actor: User | None = None) -> bool:
     """Remind the experts of a request idle longer than ``idle`` (a timedelta), once
     per idle period. Returns whether a reminder was queued."""
     now = timezone.now()
@@ -272,7 +278,8 @@ def request_remind(*, request: RegistrationRequest, idle, actor=None) -> bool:
 
 
 @transaction.atomic
-def request_comment(*, request: RegistrationRequest, actor, body: str, audience: str) -> Comment:
+def request_comment(*, request: RegistrationRequest, actor: User, body: str,
+                    audience: str) -> Comment:
     """Comment on a request. Anyone signed in may comment publicly while it is in
     public review; experts also write to the registrant or among themselves."""
     request = RegistrationRequest.objects.select_for_update().get(pk=request.pk)

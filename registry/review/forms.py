@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from crispy_forms.helper import FormHelper
 from crispy_forms.layout import HTML, Div, Field, Fieldset, Layout
@@ -69,7 +69,7 @@ class RequestForm(TextPolicyForm, forms.ModelForm):
         self.registrant = registrant
         self.revision = revision
         for name in TEXT_FIELDS:
-            field = self.fields[name]
+            field = cast(forms.CharField, self.fields[name])  # the template's text fields
             if not getattr(field, "max_length", None):
                 field.max_length = FIELD_MAX_CHARS
                 field.validators.append(MaxLengthValidator(FIELD_MAX_CHARS))
@@ -181,7 +181,9 @@ class StandardisationForm(TextPolicyForm, forms.Form):
     """Whether the request involves a standardisation organisation (section 6.2's IESG step)."""
 
     involved = forms.TypedChoiceField(choices=[("1", "involved"), ("0", "not involved")],
-                                      coerce=lambda value: value == "1", empty_value=False,
+                                      coerce=lambda value: value == "1",
+                                      # django-stubs allow only str | None; Django takes any value
+                                      empty_value=False,  # type: ignore[arg-type]
                                       required=False)
     comment = forms.CharField(
         required=False, max_length=2000, widget=forms.TextInput,

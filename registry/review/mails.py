@@ -8,11 +8,14 @@ audience into addresses and a message. Every link is built by ``site_url``."""
 
 from __future__ import annotations
 
+from typing import cast
+
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.mail import EmailMessage
 from django.template.loader import render_to_string
 
+from registry.namespaces.models import TemplateVersion
 from registry.namespaces.template import render_text
 from registry.review import workflow
 from registry.review.mailtext import wrap_except
@@ -73,7 +76,8 @@ def event_message(event: RequestEvent, audience: str) -> EmailMessage | None:
         "move": move,
         "request": request,
         "url": site_url(request.get_absolute_url()),
-        "namespace_url": (site_url(request.published_version.namespace.get_absolute_url())
+        "namespace_url": (site_url(cast(TemplateVersion, request.published_version)
+                                   .namespace.get_absolute_url())
                           if request.published_version_id else ""),
         "template_text": _template_text(request, round_),
         "iesg_address": settings.IESG_ADDRESS,
@@ -84,8 +88,10 @@ def event_message(event: RequestEvent, audience: str) -> EmailMessage | None:
     if audience == workflow.REVIEW_LIST:
         kind = "Fast-track " if request.fast_track else ""
         if move.creates_round and request.is_revision:
+            assert round_ is not None  # the transition made one
             what = f"Revision (version {round_.version}) of URN NID {nid}"
         elif move.creates_round:
+            assert round_ is not None  # the transition made one
             what = f"{kind}Registration request for URN NID {nid}"
             if round_.number > 1:
                 what += f" (round {round_.number})"

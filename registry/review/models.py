@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import ClassVar
 
 from django.conf import settings
 from django.db import models
@@ -183,8 +184,10 @@ class RegistrationRequest(EventGuardedState, TemplateFields):
     @property
     def display_nid(self) -> str:
         if self.published_version_id:
+            assert self.published_version is not None  # its id is set
             return self.published_version.nid
         if self.revises_id:
+            assert self.revises is not None  # its id is set
             return self.revises.nid
         if self.kind == Namespace.Kind.INFORMAL:
             return "urn-N (assigned at registration)"
@@ -318,7 +321,7 @@ class Comment(AppendOnlyModel):
                                    help_text="For mail: the Date the sender gave it.")
     created_at = models.DateTimeField(auto_now_add=True)
 
-    objects = CommentQuerySet.as_manager()
+    objects: ClassVar = CommentQuerySet.as_manager()
 
     class Meta:
         ordering = ["created_at", "id"]
@@ -331,6 +334,7 @@ class Comment(AppendOnlyModel):
         """Who wrote it, as shown on the page (never the address of someone with
         no account: the name the mail gave, or the address's mailbox part)."""
         if self.author_id:
+            assert self.author is not None  # its id is set
             return self.author.display_name
         if self.author_name:
             return self.author_name

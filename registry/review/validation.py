@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from registry.namespaces.models import Namespace
 from registry.namespaces.template import field_label
 from registry.review.models import RegistrationRequest
@@ -23,6 +25,8 @@ def submission_problems(request: RegistrationRequest) -> list[str]:
             "the fast track is only for recognized standards bodies (section 6.3); ask IANA "
             "staff to record your organisation's recognition, or use the community path"
         )
-    if request.is_revision and request.revises.holder_id != request.registrant_id:
+    # A revision always has the namespace it revises.
+    if (request.is_revision
+            and cast(Namespace, request.revises).holder_id != request.registrant_id):
         problems.append("only the holder of a namespace can revise it")
     return problems

@@ -171,6 +171,7 @@ def _form_context(registration_request: RegistrationRequest | None, form: Reques
         "nid_warnings": _form_warnings(registration_request, form),
     }
     if registration_request is not None and registration_request.is_revision:
+        assert registration_request.revises is not None  # a revision revises one
         current = registration_request.revises.current_version()
         working = {name: form[name].value() or "" for name in TEXT_FIELDS if name in form.fields}
         context["published"] = current

@@ -584,19 +584,19 @@ def can_assign(request: RegistrationRequest, user: Person) -> bool:
     return can_view(request, user) and assign_refusal(request, user) is None
 
 
-def hidden_events(request: RegistrationRequest, user) -> set[str]:
+def hidden_events(request: RegistrationRequest, user: Person) -> set[str]:
     """The kinds of timeline event ``user`` may not read on ``request``."""
     roles = roles_of(user, request)
     return {name for name, readers in EVENT_READERS.items() if not roles & readers}
 
 
-def can_see_mail(request: RegistrationRequest, user) -> bool:
+def can_see_mail(request: RegistrationRequest, user: Person) -> bool:
     """The mail sent and received about a request (addresses, delivery errors, held
     messages) is for the designated experts and IANA staff."""
     return bool(roles_of(user, request) & {EXPERT_ROLE, STAFF_ROLE})
 
 
-def check_resend(message: OutboundMessage, user) -> None:
+def check_resend(message: OutboundMessage, user: Person) -> None:
     """IANA staff may send again a message that failed (or is still failing)."""
     if not is_iana_staff(user):
         raise NotAllowed("Only IANA staff send mail again.")
@@ -606,7 +606,7 @@ def check_resend(message: OutboundMessage, user) -> None:
         raise TransitionRefused("This message has not been tried yet; it is on its way.")
 
 
-def can_resend(message: OutboundMessage, user) -> bool:
+def can_resend(message: OutboundMessage, user: Person) -> bool:
     try:
         check_resend(message, user)
     except (NotAllowed, TransitionRefused):

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TextIO
 
 from registry.urns import check_formal_nid, check_informal_nid, is_informal, parse
 from registry.urns.syntax import URNSyntaxError
 
 
-def _check_urn(text: str, out) -> bool:
+def _check_urn(text: str, out: TextIO) -> bool:
     try:
         urn = parse(text)
     except URNSyntaxError as exc:
@@ -34,7 +35,7 @@ def _check_urn(text: str, out) -> bool:
     return True
 
 
-def _check_nid(nid: str, out) -> bool:
+def _check_nid(nid: str, out: TextIO) -> bool:
     kind = "informal" if is_informal(nid) else "formal"
     problems = check_informal_nid(nid) if kind == "informal" else check_formal_nid(nid)
     print(f"{nid}\n  kind: {kind}", file=out)
@@ -47,7 +48,7 @@ def _check_nid(nid: str, out) -> bool:
     return not problems
 
 
-def main(argv: list[str] | None = None, out=sys.stdout) -> int:
+def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m registry.urns", description="Check URNs and NIDs against RFC 8141."
     )
