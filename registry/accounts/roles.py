@@ -61,6 +61,14 @@ def can_use_staff_pages(user: Any) -> bool:
     return is_iana_staff(user)
 
 
+def require_staff_pages(user: Any) -> None:
+    """Refuse (403) anyone :func:`can_use_staff_pages` does not let in."""
+    from django.core.exceptions import PermissionDenied
+
+    if not can_use_staff_pages(user):
+        raise PermissionDenied("These pages are for IANA staff.")
+
+
 def role_label(user: Any) -> str:
     """The role a signed-in person acts in, as the navigation names it."""
     if is_iana_staff(user):

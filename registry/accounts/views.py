@@ -17,7 +17,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from registry.accounts import actions
 from registry.accounts.forms import HolderForm, ProfileForm, ReasonForm
 from registry.accounts.models import User
-from registry.accounts.roles import ROLE_GROUPS, can_use_staff_pages, role_label
+from registry.accounts.roles import ROLE_GROUPS, require_staff_pages, role_label
 from registry.namespaces.actions import RegistryError, namespace_update_record
 from registry.review.models import RegistrationRequest
 
@@ -25,14 +25,9 @@ FILTERS = {"recognized": "Recognized standards bodies", **{r: r.capitalize()
                                                             for r in ROLE_GROUPS}}
 
 
-def _require_staff(request: HttpRequest) -> None:
-    if not can_use_staff_pages(request.user):
-        raise PermissionDenied("These pages are for IANA staff.")
-
-
 @login_required
 def people(request: HttpRequest) -> HttpResponse:
-    _require_staff(request)
+    require_staff_pages(request.user)
     q = request.GET.get("q", "")[:200]
     show = request.GET.get("show", "")
     found = User.objects.search(q)
@@ -107,7 +102,7 @@ def _form_of(which: str, forms: dict[str, Any]) -> Any:
 
 @login_required
 def person(request: HttpRequest, pk: int) -> HttpResponse:
-    _require_staff(request)
+    require_staff_pages(request.user)
     person = get_object_or_404(User, pk=pk)
     which = request.POST.get("form", "") if request.method == "POST" else None
     forms = _forms(request, person, which)

@@ -9,12 +9,11 @@ from typing import cast
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from registry.accounts.models import User
-from registry.accounts.roles import can_use_staff_pages
+from registry.accounts.roles import require_staff_pages
 from registry.namespaces.actions import (
     ACTIVE,
     DEPRECATED,
@@ -28,15 +27,10 @@ from registry.namespaces.models import Namespace
 from registry.namespaces.views import namespace_or_404
 
 
-def _require_staff(request: HttpRequest) -> None:
-    if not can_use_staff_pages(request.user):
-        raise PermissionDenied("These pages are for IANA staff.")
-
-
 @login_required
 def find_namespace(request: HttpRequest) -> HttpResponse:
     """The staff queue's "registry record of" box: to the record, or back with a message."""
-    _require_staff(request)
+    require_staff_pages(request.user)
     nid = request.GET.get("nid", "").strip()[:64]
     namespace = Namespace.objects.by_nid(nid).first() if nid else None
     if namespace is None:
@@ -48,7 +42,7 @@ def find_namespace(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def namespace_record(request: HttpRequest, nid: str) -> HttpResponse:
-    _require_staff(request)
+    require_staff_pages(request.user)
     namespace = namespace_or_404(nid)
     actor = cast(User, request.user)  # login_required
     which = request.POST.get("form") if request.method == "POST" else None
