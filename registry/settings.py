@@ -158,7 +158,7 @@ REDIS_URL = env_str("REDIS_URL", "", required_in_production=True)
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "registry.cache.RegistryRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "urnreg"),
         }
