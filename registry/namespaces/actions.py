@@ -30,7 +30,7 @@ from registry.namespaces.models import (
     RegistryMetadata,
     TemplateVersion,
 )
-from registry.namespaces.querysets import normalize_rfc_numbers
+from registry.namespaces.querysets import NamespaceEventQuerySet, normalize_rfc_numbers
 from registry.namespaces.template import TEXT_FIELDS
 from registry.urns import check_formal_nid, informal_nid, nid_key
 
@@ -57,21 +57,35 @@ class NIDConflict(RegistryError):
     pass
 
 
-def registry_changed(*, published: bool = False) -> None:
+def registry_changed(*, real_change_at: dt.datetime | None = None) -> None:
     """Move the registry generation inside the caller's transaction: the cached
     public pages and exports of the old generation are never served again once
     the change commits, and stay current if it rolls back. Every writer of a
     row the public pages show calls this (the review's transitions too, for the
-    public review list and a namespace's pending revision). ``published``: a
-    registration, a new version or a status change, the registry's "last change"."""
+    public review list and a namespace's pending revision). ``real_change_at``:
+    given only by ``record_namespace_events``, for a change made in this registry."""
     if not connection.in_atomic_block:
         raise RuntimeError("registry_changed() belongs inside the change's transaction.")
-    now = timezone.now()
-    stamps = {"changed_at": now, **({"published_at": now} if published else {})}
+    stamps = {"changed_at": timezone.now(),
+              **({"real_change_at": real_change_at} if real_change_at else {})}
     moved = RegistryGeneration.objects.filter(pk=1).update(number=F("number") + 1, **stamps)
     if not moved:
         RegistryGeneration.objects.get_or_create(
             pk=1, defaults={"token": secrets.token_hex(8), "number": 1, **stamps})
+
+
+def record_namespace_events(*events: NamespaceEvent, batch_size: int | None = None) -> None:
+    """Write namespaces' history rows and move the registry generation with them.
+
+    The one writer of ``NamespaceEvent``: so the registry's "last change" (the
+    registry page's date, the ``<updated>`` of IANA's XML) is by construction the
+    newest event that is a change made here, not one mirrored from IANA's registry
+    (``NamespaceEventQuerySet.MIRRORED``), and is read from the generation row every public
+    request reads anyway."""
+    written = NamespaceEvent.objects.bulk_create(events, batch_size=batch_size)
+    mirrored = NamespaceEventQuerySet.MIRRORED
+    real = [event.created_at for event in written if event.kind not in mirrored]
+    registry_changed(real_change_at=max(real, default=None))
 
 
 def _locked_counter() -> InformalNumberCounter:
@@ -146,11 +160,10 @@ def namespace_register(
         published_by=actor, source_request=source_request,
         **{name: values.get(name, "") for name in TEXT_FIELDS},
     )
-    NamespaceEvent.objects.create(
+    record_namespace_events(NamespaceEvent(
         namespace=namespace, kind=NamespaceEvent.Kind.REGISTERED, version=version, actor=actor,
         to_status=namespace.status,
-    )
-    registry_changed(published=True)
+    ))
     return namespace
 
 
@@ -225,11 +238,10 @@ def version_publish(
     )
     namespace.organisation, namespace.search_text = _search_document(values)
     namespace.save(update_fields=["organisation", "search_text", "updated_at"])
-    NamespaceEvent.objects.create(
+    record_namespace_events(NamespaceEvent(
         namespace=namespace, kind=NamespaceEvent.Kind.VERSION_PUBLISHED, version=version,
         actor=actor, from_status=namespace.status, to_status=namespace.status,
-    )
-    registry_changed(published=True)
+    ))
     return version
 
 
@@ -250,17 +262,16 @@ def namespace_set_status(*, namespace: Namespace, status: str, comment: str,
     changes = {}
     if namespace.replaced_by_id != (replacement.pk if replacement else None):
         changes["replaced_by"] = [_as_json(namespace.replaced_by), _as_json(replacement)]
-    NamespaceEvent.objects.create(
+    record_namespace_events(NamespaceEvent(
         namespace=namespace, kind=NamespaceEvent.Kind.STATUS_CHANGED, actor=actor,
         from_status=namespace.status, to_status=status, comment=comment.strip(),
         changes=changes,
-    )
+    ))
     namespace.status = status
     namespace.status_note = comment.strip() if status == DEPRECATED else ""
     namespace.replaced_by = replacement
     namespace.save_with_event(update_fields=["status", "status_note", "replaced_by",
                                              "updated_at"])
-    registry_changed(published=True)
     return namespace
 
 
@@ -342,16 +353,15 @@ def namespace_update_record(*, namespace: Namespace, changes: dict[str, object],
         return namespace
     if not reason.strip():
         raise RecordInvalid("reason", "Give a reason; it is kept in the namespace's history.")
-    NamespaceEvent.objects.create(
+    record_namespace_events(NamespaceEvent(
         namespace=namespace, kind=NamespaceEvent.Kind.RECORD_CHANGED, actor=actor,
         from_status=namespace.status, to_status=namespace.status, comment=reason.strip(),
         changes={name: [_as_json(getattr(namespace, name)), _as_json(value)]
                  for name, value in diff.items()},
-    )
+    ))
     for name, value in diff.items():
         setattr(namespace, name, value)
     namespace.save(update_fields=[*diff, "updated_at"])
-    registry_changed()
     return namespace
 
 
@@ -420,12 +430,11 @@ def namespace_import(*, record: Record, actor: Any = None, source: str = "",
             for key in fields:
                 setattr(existing, key, fields[key])
             existing.save(update_fields=[*fields, "updated_at"])
-            registry_changed()
-            NamespaceEvent.objects.create(
+            record_namespace_events(NamespaceEvent(
                 namespace=existing, kind=NamespaceEvent.Kind.SYNCED, actor=actor,
                 from_status=existing.status, to_status=existing.status,
                 comment=f"From {source or 'IANA'}: " + "; ".join(changes),
-            )
+            ))
         return existing, changes
     number = record.number
     try:
@@ -440,12 +449,11 @@ def namespace_import(*, record: Record, actor: Any = None, source: str = "",
         if number > counter.last_assigned:
             counter.last_assigned = number
             counter.save(update_fields=["last_assigned"])
-    NamespaceEvent.objects.create(
+    record_namespace_events(NamespaceEvent(
         namespace=namespace, kind=new_kind, actor=actor, to_status=namespace.status,
         comment="" if new_kind == NamespaceEvent.Kind.IMPORTED
         else f"New in {source or 'IANA'}.",
-    )
-    registry_changed()
+    ))
     return namespace, ["new"]
 
 
@@ -519,6 +527,8 @@ def namespaces_bulk_register(*, registrations: list[dict[str, Any]], actor: User
     version first. Writes what ``namespace_register`` and ``version_publish`` write,
     event rows included, with a few multi-row INSERTs instead of one transaction
     per version; the NIDs are checked the same way. Returns how many were made."""
+    if not registrations:
+        return 0
     taken = {nid_key(nid) for nid in Namespace.objects.values_list("nid", flat=True)}
     for entry in registrations:
         nid = entry["nid"]
@@ -553,8 +563,8 @@ def namespaces_bulk_register(*, registrations: list[dict[str, Any]], actor: User
         ],
         batch_size=batch_size,
     )
-    NamespaceEvent.objects.bulk_create(
-        [
+    record_namespace_events(
+        *[
             NamespaceEvent(
                 namespace=version.namespace, version=version, actor=actor,
                 kind=(NamespaceEvent.Kind.REGISTERED if version.number == 1
@@ -565,6 +575,4 @@ def namespaces_bulk_register(*, registrations: list[dict[str, Any]], actor: User
         ],
         batch_size=batch_size,
     )
-    if namespaces:
-        registry_changed(published=True)
     return len(namespaces)

@@ -181,11 +181,8 @@ def _posted_urns(request) -> list[str]:
 
 @require_GET
 def registry_xml_view(request):
-    return public_document(request, _registry_xml)
-
-
-def _registry_xml() -> HttpResponse:
-    return HttpResponse(registry_xml(), content_type="application/xml; charset=utf-8")
+    return public_document(request, lambda: HttpResponse(
+        registry_xml(request), content_type="application/xml; charset=utf-8"))
 
 
 def _csv_response(body: str, filename: str) -> HttpResponse:

@@ -23,13 +23,13 @@ import xml.etree.ElementTree as ET  # noqa: S405 - used to write XML only
 
 from django.conf import settings
 from django.db.models import Count, Max
+from django.http import HttpRequest
 from django.urls import reverse
 
 from registry.namespaces import xrefs
 from registry.namespaces.iana import FORMAL_ID, INFORMAL_ID, XML_NS
 from registry.namespaces.models import (
     Namespace,
-    NamespaceEvent,
     Person,
     RegistryMetadata,
     TemplateVersion,
@@ -106,11 +106,14 @@ def _metadata() -> dict[str, RegistryMetadata]:
     return {m.key: m for m in RegistryMetadata.objects.all()}
 
 
-def last_real_change(metadata: dict[str, RegistryMetadata] | None = None) -> dt.date | None:
+def last_real_change(metadata: dict[str, RegistryMetadata] | None = None,
+                     request: HttpRequest | None = None) -> dt.date | None:
     """The registry's ``updated`` date: the date IANA's registry gives, or the last
-    change made here (NamespaceEvent.objects.last_real_change()), whichever is later."""
+    change made here (the registry generation's ``real_change_at``), whichever is later."""
+    from registry.namespaces.public_cache import current_generation
+
     metadata = _metadata() if metadata is None else metadata
-    changed = NamespaceEvent.objects.last_real_change()
+    changed = current_generation(request).real_change_at
     dates = [metadata["registry"].updated if "registry" in metadata else None,
              changed.date() if changed else None]
     return max((d for d in dates if d), default=None)
@@ -152,14 +155,15 @@ def _xref(parent: ET.Element, xref: Xref) -> ET.Element:
     return _el(parent, "xref", xref.get("text") or None, **attrs)
 
 
-def registry_xml() -> bytes:
-    """The whole registry as IANA's ``urn-namespaces.xml``."""
+def registry_xml(request: HttpRequest | None = None) -> bytes:
+    """The whole registry as IANA's ``urn-namespaces.xml`` (``request``: the one whose
+    registry generation was read already)."""
     ET.register_namespace("", XML_NS)
     root = ET.Element(f"{{{XML_NS}}}registry", id="urn-namespaces")
     _el(root, "title", REGISTRY_TITLE)
     _el(root, "category", REGISTRY_CATEGORY)
     metadata = _metadata()
-    if updated := last_real_change(metadata):
+    if updated := last_real_change(metadata, request):
         _el(root, "updated", updated.isoformat())
     _el(root, "note", REGISTRY_NOTE)
     # One query for both sub-registries, and the experts' accounts read at most once.

@@ -306,9 +306,10 @@ class RegistryGeneration(models.Model):
     token = models.CharField(max_length=32)
     number = models.PositiveBigIntegerField(default=0)
     changed_at = models.DateTimeField()
-    # The last registration, new version or status change (the registry page's
-    # "Last registry change"; imports and row edits do not count).
-    published_at = models.DateTimeField(null=True, blank=True)
+    # The registry's last change made here (its newest NamespaceEvent that is not
+    # mirrored from IANA's registry): the registry page's "Last registry change" and
+    # the <updated> of IANA's XML. Written only by record_namespace_events().
+    real_change_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return self.key

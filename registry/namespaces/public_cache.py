@@ -26,7 +26,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, cast
 
 from django.conf import settings
@@ -52,7 +52,7 @@ _KEPT_HEADERS = ("Content-Type", "Content-Disposition")
 
 # RegistryGeneration's one row (its table name is Django's default for the model).
 _GENERATION_SQL = (
-    "SELECT token, number, changed_at, published_at FROM namespaces_registrygeneration "
+    "SELECT token, number, changed_at, real_change_at FROM namespaces_registrygeneration "
     "WHERE id = 1"
 )
 
@@ -61,7 +61,7 @@ _GENERATION_SQL = (
 class Generation:
     key: str
     changed_at: datetime | None
-    published_at: datetime | None
+    real_change_at: datetime | None  # RegistryGeneration.real_change_at
 
 
 def current_generation(request: HttpRequest | None = None) -> Generation:
@@ -72,11 +72,18 @@ def current_generation(request: HttpRequest | None = None) -> Generation:
     with connection.cursor() as cursor:  # on every request: no ORM compilation
         cursor.execute(_GENERATION_SQL)
         row = cursor.fetchone()
-    generation = (Generation(f"{row[0]}-{row[1]}", row[2], row[3]) if row
+    generation = (Generation(f"{row[0]}-{row[1]}", _aware(row[2]), _aware(row[3])) if row
                   else Generation("none-0", None, None))
     if request is not None:
         setattr(request, "_registry_generation", generation)  # noqa: B010
     return generation
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    """SQLite's raw cursor gives naive datetimes (stored in UTC); PostgreSQL's are aware."""
+    if value is None or value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=UTC)
 
 
 class _LocalStore:

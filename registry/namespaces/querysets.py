@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import difflib
 import re
 from typing import Any
@@ -14,7 +13,6 @@ from django.db.models import (
     Count,
     F,
     IntegerField,
-    Max,
     OuterRef,
     Q,
     Subquery,
@@ -46,10 +44,6 @@ class NamespaceEventQuerySet(models.QuerySet[Any]):
         """Changes made in this registry, not copied from IANA's."""
         return self.exclude(kind__in=self.MIRRORED)
 
-    def last_real_change(self) -> dt.datetime | None:
-        """When this registry last really changed (a datetime), or None."""
-        last: dt.datetime | None = self.real_changes().aggregate(m=Max("created_at"))["m"]
-        return last
 
 
 class NamespaceQuerySet(EventGuardedQuerySet):

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET
 
 from registry.namespaces.checker import MAX_URNS, check_urns, split_lines
 from registry.namespaces.forms import SearchForm
-from registry.namespaces.models import Namespace, NamespaceEvent
+from registry.namespaces.models import Namespace
 from registry.namespaces.presentation import (
     field_diffs,
     highlight,
@@ -22,7 +22,7 @@ from registry.namespaces.presentation import (
     pick_pair,
     registry_rows,
 )
-from registry.namespaces.public_cache import public_document, public_page
+from registry.namespaces.public_cache import current_generation, public_document, public_page
 from registry.namespaces.querysets import nid_from_query
 from registry.namespaces.template import SECTIONS, render_text, template_values
 from registry.protection import limited
@@ -113,7 +113,7 @@ def registry_page(request):
             "statuses": Namespace.Status.choices,
             "counts": counts,
             "experts": designated_experts(),
-            "last_change": NamespaceEvent.objects.last_real_change(),
+            "last_change": current_generation(request).real_change_at,
         }
 
     return public_page(request, "namespaces/registry.html", build, params=REGISTRY_PARAMS)
