@@ -188,37 +188,41 @@ def highlight(text: str, query: str, *, width: int = 180) -> SafeString:
     return mark_safe(prefix + "".join(out) + suffix)  # noqa: S308 - escaped above
 
 
-def registry_rows(namespaces, *, informal: bool = False) -> SafeString:
+def registry_rows(rows, *, informal: bool = False) -> SafeString:
     """The rows of a registry table (formal: NID, date, reference, template;
-    informal: NID, value, date, registrant, template) as escaped HTML.
+    informal: NID, value, date, registrant, template) as escaped HTML, from the
+    dicts of ``Namespace.objects.table_rows()``.
 
     Built here rather than in a template loop: a page has 250 rows, and the
     template engine would spend most of a cold page's time on them."""
     from django.urls import reverse
 
+    from registry.namespaces.models import Namespace, reference_link
+
     detail = reverse("namespaces:detail", args=["NID"])
     text = reverse("namespaces:template-txt", args=["NID"])
     out = []
-    for ns in namespaces:
-        nid = escape(ns.nid)
-        deprecated = ns.is_deprecated
+    for row in rows:
+        nid = escape(row["nid"])
+        deprecated = row["status"] == Namespace.Status.DEPRECATED
         link = f'<a class="nid" href="{detail.replace("NID", nid)}">{nid}</a>'
         if deprecated:
             link += ' <span class="badge text-bg-warning">deprecated</span>'
-        date = ns.registered_on.isoformat() if ns.registered_on else ""
-        if getattr(ns, "version_count", 0):
-            template = f'<a href="{text.replace("NID", nid)}">version {ns.version_count}</a>'
-        elif ns.template_url:
-            template = (f'<a href="{escape(ns.template_url)}" '
+        date = row["registered_on"].isoformat() if row["registered_on"] else ""
+        if row["version_count"]:
+            template = f'<a href="{text.replace("NID", nid)}">version {row["version_count"]}</a>'
+        elif row["template_url"]:
+            template = (f'<a href="{escape(row["template_url"])}" '
                         'title="The template as IANA publishes it">IANA</a>')
         else:
             template = '<span class="text-body-secondary">—</span>'
         if informal:
-            cells = [link, str(ns.informal_number), date, f"<bdi>{escape(ns.organisation)}</bdi>",
-                     template]
+            cells = [link, str(row["informal_number"]), date,
+                     f"<bdi>{escape(row['organisation'])}</bdi>", template]
         else:
             refs = ", ".join(f'<a href="{escape(url)}">{escape(label)}</a>' if url
-                             else escape(label) for label, url in ns.reference_links)
+                             else escape(label)
+                             for label, url in map(reference_link, row["references"]))
             cells = [link, date, refs, template]
         row_class = ' class="text-body-secondary"' if deprecated else ""
         out.append(f"<tr{row_class}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")

@@ -71,6 +71,18 @@ class NamespaceQuerySet(EventGuardedQuerySet):
         counted: NamespaceQuerySet = self.annotate(version_count=Coalesce(Subquery(versions), 0))
         return counted
 
+    # What a row of the registry page's tables shows.
+    TABLE_COLUMNS = ("nid", "status", "registered_on", "references", "template_url",
+                     "informal_number", "organisation")
+
+    def table_rows(self) -> NamespaceQuerySet:
+        """The registry tables' rows as dicts of TABLE_COLUMNS and ``version_count``:
+        a page of 250 rows without building 250 model instances (two thirds of a
+        cold page's time went there)."""
+        rows: NamespaceQuerySet = self.with_version_count().values(*self.TABLE_COLUMNS,
+                                                                   "version_count")
+        return rows
+
     def with_version_facts(self) -> NamespaceQuerySet:
         """``version_count`` and ``last_version_date`` (the exports' record dates), as
         subqueries: computed only for the rows a page returns, and no GROUP BY."""
@@ -169,6 +181,7 @@ class RankedSearch:
         self.terms = terms
         # Only letters, digits and hyphens can be part of a NID (section 2).
         self.nid_like = bool(_NID_CHARACTERS.fullmatch(q))
+        self.more = False  # set by count()
 
     def _match(self, column: str, negate: bool = False) -> RawSQL:
         sql = _MATCHES.format(column=column)
@@ -176,15 +189,24 @@ class RankedSearch:
         return RawSQL(f"NOT ({sql})" if negate else sql, (self.terms,),  # noqa: S611
                       output_field=BooleanField())
 
+    # Matches counted at most; past it the page says "more than" and pages through
+    # these. A common word matches nearly every row, and counting them all would
+    # read every row's document (140 ms at 10,000 namespaces; capped: 4 ms).
+    COUNT_LIMIT = 1000
+
     def count(self) -> int:
-        """Text matches, plus NID matches whose text does not match: two counts, each
-        answered by its own index (one count with an OR leads the planner to read
-        every row's document)."""
-        text = self.queryset.filter(self._match("search_vector")).order_by().count()
-        if not self.nid_like:
-            return text
-        return text + (self.queryset.filter(self._match("search_vector", negate=True),
-                                            nid__icontains=self.q).order_by().count())
+        """Text matches, plus NID matches whose text does not match, up to
+        COUNT_LIMIT (``more`` says whether there are more): two counts, each answered
+        by its own index (one count with an OR leads the planner to read every row's
+        document), each stopping at the limit."""
+        cap = self.COUNT_LIMIT + 1
+        found = self.queryset.filter(self._match("search_vector")).order_by()[:cap].count()
+        if self.nid_like and found < cap:
+            found += (self.queryset.filter(self._match("search_vector", negate=True),
+                                           nid__icontains=self.q).order_by()[:cap - found]
+                      .count())
+        self.more = found > self.COUNT_LIMIT
+        return min(found, self.COUNT_LIMIT)
 
     def __getitem__(self, window: slice) -> list[Any]:
         if not isinstance(window, slice):

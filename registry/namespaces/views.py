@@ -72,7 +72,7 @@ class UnknownNID(Http404):
 
 
 def _table(request, queryset, prefix: str, sort: str, count: int):
-    rows = queryset.sorted_by(sort).with_version_count().defer("search_text", "status_note")
+    rows = queryset.sorted_by(sort).table_rows()
     paginator = Paginator(rows, PAGE_SIZE)
     paginator.count = count  # counted with the others in registry_counts()
     return paginator.get_page(request.GET.get(f"{prefix}page"))
@@ -143,6 +143,7 @@ def search(request):
             namespace.nid_html = highlight(namespace.nid, q)
         suggestions = Namespace.objects.similar_to(q) if q and not page.paginator.count else []
         return {"q": q, "page": page, "suggestions": suggestions, "urn_nid": nid,
+                "more": getattr(results, "more", False),
                 "typed": request.GET.get("q", "")[:1000],
                 "error": next(iter(form.errors.get("q", [])), ""),
                 "slots": {"nav": {"search_query": q}}}

@@ -109,3 +109,25 @@ def test_the_count_adds_nid_matches_whose_text_does_not_match(db, staff):
                        values=complete_values(purpose="Mentions zebra stripes."))
     assert Namespace.objects.search("zebra").count() == 2  # NID substring + text
     assert [ns.nid for ns in Namespace.objects.search("zebra")[0:10]] == ["zebrafish", "other"]
+
+
+@pytest.mark.postgres
+def test_a_common_word_is_counted_up_to_the_limit_and_said_to_be_more(client, db, staff,
+                                                                       monkeypatch):
+    from registry.namespaces.querysets import RankedSearch
+    from tests.html import one, page, text
+
+    monkeypatch.setattr(RankedSearch, "COUNT_LIMIT", 3)
+    for i in range(5):
+        namespace_register(kind="formal", nid=f"common{i}", date=dt.date(2026, 1, 5),
+                           actor=staff, values=complete_values(purpose="Common words."))
+    search = Namespace.objects.search("common")
+    assert (search.count(), search.more) == (3, True)
+    narrow = Namespace.objects.search("common4")
+    assert (narrow.count(), narrow.more) == (1, False)
+    doc = page(client.get("/search/", {"q": "common"}))
+    assert text(one(doc, "//*[@id='result-count']")) == (
+        "More than 3 results for “common”; the first 3 are shown. Add words to narrow the "
+        "search.")
+    assert text(one(page(client.get("/search/", {"q": "common4"})),
+                    "//*[@id='result-count']")) == "1 result for “common4”."
