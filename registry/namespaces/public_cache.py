@@ -15,6 +15,8 @@ old generation's entries are simply never asked for again.
 
 Entries live in Django's cache (Redis in production, shared by every process)
 and, for the current generation, in a small per-process store in front of it.
+A visitor with no session gets, from that store, the whole page as bytes and in
+gzip, the same for every such visitor: no slot to render, nothing to compress.
 """
 
 from __future__ import annotations
@@ -156,6 +158,11 @@ def public_page(request: HttpRequest, template_name: str, build: Callable[[], di
     name to the plain values (ids, strings) its per-visitor template needs. It may
     raise (Http404 ...): nothing is cached then."""
     key = cache_key("page", request, params)
+    anonymous = settings.SESSION_COOKIE_NAME not in request.COOKIES
+    if anonymous:
+        whole = cast("dict[str, Any] | None", local_store.get(key + ":anonymous"))
+        if whole is not None:
+            return _anonymous_response(request, whole)
     entry = _get(key)
     if entry is None:
         context = build()
@@ -167,8 +174,26 @@ def public_page(request: HttpRequest, template_name: str, build: Callable[[], di
     body = entry["body"]
     for name, slot_context in {"nav": {}, "messages": {}, **entry["slots"]}.items():
         body = body.replace(f"<!--slot:{name}-->", _render_slot(request, name, slot_context), 1)
+    if anonymous:
+        # Every visitor without a session gets these very bytes: keep them, and their
+        # gzip form, in this process for the rest of the generation. (Compressing is
+        # safe here: such a page holds no secret, no CSRF token, nothing of a session.)
+        content = body.encode()
+        whole = {"content": content, "gzip": gzip.compress(content, compresslevel=6, mtime=0)}
+        whole["size"] = len(whole["content"]) + len(whole["gzip"])
+        local_store.put(key + ":anonymous", whole, whole["size"])
+        return _anonymous_response(request, whole)
     response = HttpResponse(body)
     patch_vary_headers(response, ["Cookie"])
+    return response
+
+
+def _anonymous_response(request: HttpRequest, whole: dict[str, Any]) -> HttpResponse:
+    gzipped = bool(_ACCEPTS_GZIP.search(request.META.get("HTTP_ACCEPT_ENCODING", "")))
+    response = HttpResponse(whole["gzip"] if gzipped else whole["content"])
+    if gzipped:
+        response["Content-Encoding"] = "gzip"
+    patch_vary_headers(response, ["Cookie", "Accept-Encoding"])
     return response
 
 
