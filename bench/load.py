@@ -14,7 +14,9 @@ page; and one request alone right after the registry generation moves (as a
 publish moves it), the cold page. It prints requests/s, p50, p99, the ratio to
 the floor, SQL queries per request (warm and cold) and the cold time, as a
 Markdown table. Requests carry ``X-Forwarded-Proto: https``, as behind the TLS
-proxy production has; exports ask for gzip, as feed readers and harvesters do.
+proxy production has, and ask for gzip, as browsers, feed readers and harvesters do.
+The cold time is the first request after the generation moves, on a server whose
+workers have each served that page before (as on a running site after a publish).
 
 It stops gunicorn when done and drops the database it created (not with --keep
 or --database). Needs wrk, PostgreSQL and Redis on 127.0.0.1.
@@ -31,6 +33,7 @@ import secrets
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -204,7 +207,13 @@ def main() -> None:
         for label, path, export in pages(sample=max(1, args.namespaces // 2)):
             if args.only and args.only not in label:
                 continue
-            headers = {**proxy, **({"Accept-Encoding": "gzip"} if export else {})}
+            # What a browser, a feed reader or a harvester sends: each asks for gzip.
+            headers = {**proxy, "Accept-Encoding": "gzip"}
+            # Cold is the first request after a publish, in a worker that has served
+            # the page before (its code and templates loaded, as in a running site):
+            # every worker gets the page once, then the generation moves.
+            for _ in range(3 * args.workers):
+                fetch(base + path, headers)
             psql(database_url, "UPDATE namespaces_registrygeneration "
                                "SET number = number + 1, changed_at = now()")
             status, cold_ms, got = fetch(base + path, headers)
@@ -221,7 +230,7 @@ def main() -> None:
             page = wrk(base + path, connections=args.connections, duration=args.duration,
                        headers=headers)
             rows.append((label, page, floor, warm_queries, cold_queries,
-                         cold_ms, warm_ms))
+                         cold_ms, warm_ms, export))
             print(f"  {label}: {page['rps']:.0f} req/s, floor {floor['rps']:.0f}", flush=True)
     finally:
         if server is not None:
@@ -237,14 +246,29 @@ def main() -> None:
           f"{args.namespaces:,} namespaces x {args.versions} versions; gunicorn "
           f"{args.workers} sync workers; wrk {args.connections} connections, {args.duration} s")
     print()
-    print("| page | req/s | floor req/s | ratio | p50 ms | p99 ms | SQL warm / cold | cold ms |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for label, page, floor, queries, cold_queries, cold_ms, _warm_ms in rows:
+    print("| page | req/s | floor req/s | ratio | p50 ms | p99 ms | floor p50 / p99 ms "
+          "| SQL warm / cold | cold ms |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for label, page, floor, queries, cold_queries, cold_ms, _warm_ms, _export in rows:
         bad = f" ({page['errors']} errors)" if page["errors"] else ""
         bad += f" ({page['timeouts']} timeouts)" if page["timeouts"] else ""
         print(f"| {label} | {page['rps']:.0f}{bad} | {floor['rps']:.0f} "
               f"| {page['rps'] / floor['rps']:.2f} | {page['p50']:.1f} | {page['p99']:.1f} "
+              f"| {floor['p50']:.1f} / {floor['p99']:.1f} "
               f"| {queries} / {cold_queries} | {cold_ms:.0f} |")
+    print()
+    for kind, chosen in (("pages", [r for r in rows if not r[7]]),
+                         ("exports and API", [r for r in rows if r[7]])):
+        if not chosen:
+            continue
+        print(f"Medians over the {len(chosen)} {kind}: ratio "
+              f"{statistics.median(r[1]['rps'] / r[2]['rps'] for r in chosen):.2f}, "
+              f"p50 {statistics.median(r[1]['p50'] for r in chosen):.1f} ms, "
+              f"p99 {statistics.median(r[1]['p99'] for r in chosen):.1f} ms, "
+              f"cold {statistics.median(r[5] for r in chosen):.0f} ms; worst ratio "
+              f"{min(r[1]['rps'] / r[2]['rps'] for r in chosen):.2f}, worst p99 "
+              f"{max(r[1]['p99'] for r in chosen):.1f} ms, worst cold "
+              f"{max(r[5] for r in chosen):.0f} ms")
 
 
 if __name__ == "__main__":
