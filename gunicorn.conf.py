@@ -15,9 +15,15 @@ worker_class = "sync"
 timeout = 30
 graceful_timeout = 30
 keepalive = 5
-# Recycle workers now and then, staggered, so no slow leak accumulates.
-max_requests = 20_000
-max_requests_jitter = 2_000
+# Django is imported once, in the master, and each worker is a fork of it: a worker
+# that is recycled or replaced starts in milliseconds, with the code already loaded,
+# instead of spending a second importing while its share of requests waits (the
+# spikes in p99 under load). Connections (PostgreSQL, Redis) open lazily, per worker.
+preload_app = True
+# Recycle workers now and then, staggered, so no slow leak accumulates (a worker
+# serves about 1,000 requests a second under load: every couple of minutes).
+max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "100000"))
+max_requests_jitter = max_requests // 10
 accesslog = "-"
 errorlog = "-"
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
