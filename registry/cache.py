@@ -6,6 +6,10 @@ about 0.3 ms of CPU per ``get``/``add``/``incr``. The rate limits make two such 
 on every search and API request, and every cached page one on a worker's first visit.
 A ``redis.Redis`` is safe to share between threads (its pool hands out connections)
 and forks (the pool notices a new pid), so one per pool is enough.
+
+``incr`` is one round trip (a script: increment if the key exists) instead of
+Django's two (EXISTS, then INCRBY): the rate limits call it on every request past
+a window's first.
 """
 
 from __future__ import annotations
@@ -14,11 +18,30 @@ from typing import Any
 
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 
+# Django's contract: incr of a missing key raises ValueError (and creates nothing).
+_INCR_IF_EXISTS = """
+if redis.call('exists', KEYS[1]) == 1 then
+  return redis.call('incrby', KEYS[1], ARGV[1])
+end
+return false
+"""
+
 
 class SharedClientRedisCacheClient(RedisCacheClient):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._clients: dict[int, Any] = {}
+        self._incr_scripts: dict[int, Any] = {}
+
+    def incr(self, key: Any, delta: int) -> int:
+        client = self.get_client(key, write=True)
+        script = self._incr_scripts.get(id(client))
+        if script is None:
+            script = self._incr_scripts[id(client)] = client.register_script(_INCR_IF_EXISTS)
+        value = script(keys=[key], args=[delta])
+        if value is None:
+            raise ValueError(f"Key '{key}' not found.")
+        return int(value)
 
     def get_client(self, key: Any = None, *, write: bool = False) -> Any:
         django_client: Any = self  # Django's private helpers, which django-stubs omits

@@ -33,5 +33,14 @@ def test_it_is_still_django_redis_cache(redis_cache):
     assert redis_cache.add("count", 5, 60) is False
     assert redis_cache.incr("count") == 2
     assert redis_cache.get("gone", "default") == "default"
+    assert redis_cache.incr("count", 10) == 12
     with pytest.raises(ValueError):
         redis_cache.incr("gone")
+    assert redis_cache.get("gone") is None  # a refused incr creates nothing
+
+
+def test_incr_keeps_the_expiry_the_rate_limit_set(redis_cache):
+    redis_cache.add("count", 0, 60)
+    redis_cache.incr("count")
+    client = redis_cache._cache.get_client()
+    assert 0 < client.ttl(redis_cache.make_and_validate_key("count")) <= 60
