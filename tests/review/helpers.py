@@ -1,8 +1,11 @@
-"""Drive a request into any state through the real actions."""
+"""Drive a request into any state through the real actions; read what a page gives away."""
+
+from lxml.html import HtmlElement
 
 from registry.review import actions
 from registry.review.actions import request_set_standardisation
 from tests.factories import make_request
+from tests.html import text
 
 EARLY = "Tested before the period ends."
 
@@ -54,3 +57,20 @@ def sent_summaries(outbox) -> list[str]:
 
     summaries = dict(OutboundMessage.objects.values_list("message_id", "summary"))
     return [summaries[m.extra_headers["Message-ID"]] for m in outbox]
+
+
+def readable(doc: HtmlElement) -> str:
+    """Everything a page gives away to whoever reads it or its source: the visible text
+    (whitespace collapsed), every attribute value (links, field values, titles, data-*)
+    and any comment in the markup. What must NOT be shown is checked against this, so a
+    negative assertion cannot pass because the words sit in markup rather than in text."""
+    parts = [text(doc), *doc.xpath("//@*"), *(c.text or "" for c in doc.xpath("//comment()"))]
+    return "\n".join(parts)
+
+
+def textarea_text(element: HtmlElement) -> str:
+    """What a browser shows in this textarea (it drops the one newline Django writes after
+    the tag): for a form whose field names recur in other forms of the page, where
+    tests.html.field_value(doc, name) cannot tell them apart."""
+    assert element.tag == "textarea", element.tag
+    return (element.text or "").removeprefix("\n")

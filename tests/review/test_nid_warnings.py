@@ -3,13 +3,13 @@ check behind the form, the form itself, the request page and the expert dashboar
 
 import datetime as dt
 
-import lxml.html
 import pytest
 from django.urls import reverse
 
 from registry.namespaces.actions import namespace_register
 from registry.namespaces.advice import confusion_index
 from tests.factories import complete_values, make_request
+from tests.html import find, links, one, page, text
 
 
 @pytest.fixture
@@ -55,17 +55,17 @@ def test_request_page_lists_the_warnings_accessibly(client, registrant, expert, 
     request = make_request(registrant, nid="xmpp-ext",
                            registrant_organisation="XMPP Standards Foundation Inc")
     client.force_login(expert)
-    page = lxml.html.fromstring(client.get(request.get_absolute_url()).content)
-    (section,) = page.xpath("//section[@id='nid-warnings']")
+    doc = page(client.get(request.get_absolute_url()))
+    section = one(doc, "//section[@id='nid-warnings']")
     assert section.get("aria-labelledby") == "nid-warnings-title"
-    assert page.xpath("//*[@id='nid-warnings-title']")[0].text_content().startswith(
+    assert text(one(doc, "//*[@id='nid-warnings-title']")).startswith(
         "Possible confusion with this NID (2)")
-    items = section.xpath(".//li[contains(@class, 'nid-warning')]")
+    items = find(section, ".//li[contains(@class, 'nid-warning')]")
     assert [li.get("data-code") for li in items] == ["prefix_or_suffix", "same_organisation"]
-    assert "This body already holds \"xmpp\"" in items[1].text_content()
-    links = [a.get("href") for a in items[0].xpath(".//a")]
-    assert links == ["/namespaces/xmpp/", "https://www.rfc-editor.org/rfc/rfc8141#section-5.1"]
-    assert items[0].xpath(".//*[@class='visually-hidden']")[0].text_content() == "Warning:"
+    assert "This body already holds \"xmpp\"" in text(items[1])
+    assert links(items[0], ".//a") == ["/namespaces/xmpp/",
+                                       "https://www.rfc-editor.org/rfc/rfc8141#section-5.1"]
+    assert text(one(items[0], ".//*[@class='visually-hidden']")) == "Warning:"
 
 
 def test_dashboard_shows_the_warnings_of_each_request(client, registrant, other_registrant,
@@ -73,20 +73,20 @@ def test_dashboard_shows_the_warnings_of_each_request(client, registrant, other_
     near = make_request(registrant, nid="xmpp3")
     clean = make_request(other_registrant, nid="quitefresh")
     client.force_login(expert)
-    page = lxml.html.fromstring(client.get(reverse("review:dashboard")).content)
-    rows = {row.xpath("./td")[0].text_content(): row
-            for row in page.xpath("//table[@data-state='in_review']/tbody/tr")}
-    details = rows[str(near.pk)].xpath(".//details[contains(@class, 'dashboard-warnings')]")
+    doc = page(client.get(reverse("review:dashboard")))
+    rows = {text(row.xpath("./td")[0]): row
+            for row in find(doc, "//table[@data-state='in_review']/tbody/tr")}
+    details = find(rows[str(near.pk)], ".//details[contains(@class, 'dashboard-warnings')]")
     assert len(details) == 1
-    assert "1 warning" in details[0].xpath(".//summary")[0].text_content()
+    assert "1 warning" in text(one(details[0], ".//summary"))
     assert details[0].xpath(".//li")[0].get("data-code") == "near_spelling"
-    assert rows[str(clean.pk)].xpath(".//details") == []
+    assert find(rows[str(clean.pk)], ".//details") == []
 
 
 def test_the_form_shows_the_warnings_without_javascript(client, registrant, xmpp):
     client.force_login(registrant)
     draft = make_request(registrant, nid="xmpps", submit=False)
-    page = lxml.html.fromstring(client.get(reverse("review:edit", args=[draft.pk])).content)
-    status = page.xpath("//*[@id='nid-status']")[0]
+    doc = page(client.get(reverse("review:edit", args=[draft.pk])))
+    status = one(doc, "//*[@id='nid-status']")
     assert status.get("aria-live") == "polite"
     assert [li.get("data-code") for li in status.xpath(".//li")] == ["plural"]

@@ -1,15 +1,16 @@
 """The Appendix A form: drafts, submission, bad input, stale forms, privacy."""
 
-import html as htmllib
-
 import pytest
 from django.urls import reverse
-from lxml import html as lxml_html
+from lxml.html import HtmlElement
 
 from registry.review import actions
 from registry.review.models import RegistrationRequest, State
 from tests.factories import complete_values, make_request
-from tests.review.helpers import sent_summaries
+from tests.html import field_errors, field_value, find, links, one, page, text, texts
+from tests.review.helpers import readable, sent_summaries, textarea_text
+
+TYPED = complete_values()
 
 
 def form_data(edit_version=0, **overrides):
@@ -26,13 +27,20 @@ def logged_in(client, registrant):
 
 
 def test_the_form_shows_every_appendix_a_field_with_guidance(logged_in):
-    html = logged_in.get(reverse("review:new")).content.decode()
+    doc = page(logged_in.get(reverse("review:new")))
+    labelled = {text(label): label.get("for") for label in find(doc, "//form//label")}
     for label in ("Organisation", "Contact person", "Contact email", "Contact phone",
                   "Purpose", "Syntax", "Assignment", "Security and privacy",
                   "Interoperability", "Resolution", "Documentation", "Additional information"):
-        assert label in html, label
-    assert "Section 6.4.1" in html and "Section 6.4.6 (required)" in html
-    assert 'data-nid-check="1"' in html and "nid-check.js" in html
+        assert label in labelled, label
+        one(doc, f"//form//*[@id='{labelled[label]}'][self::input or self::textarea]")
+    assert text(one(doc, "//*[@id='id_purpose_helptext']")).startswith("Section 6.4.1")
+    assert text(one(doc, "//*[@id='id_resolution_helptext']")).startswith(
+        "Section 6.4.6 (required)")
+    assert one(doc, "//input[@name='proposed_nid']").get("data-nid-check") == "1"
+    script = one(doc, "//script[contains(@src, '/nid-check.js')]")
+    assert script.get("src").endswith("/nid-check.js")
+    assert script.get("data-url") == reverse("nid-check")
 
 
 def test_a_partial_draft_saves(logged_in, registrant):
@@ -55,15 +63,14 @@ def test_submitting_from_the_form(logged_in, registrant, expert, mailoutbox,
         f"Received: your URN namespace request #{request.pk} is in public review"]
 
 
-def at_fields(html: str, message: str) -> list[str]:
+def at_fields(doc: HtmlElement, message: str) -> list[str]:
     """The fields that show ``message`` at the field, each also linked, once, from the
     error summary at the top of the form."""
-    tree = lxml_html.fromstring(html)
     marked = [node.get("id").removesuffix("_error")
-              for node in tree.xpath("//div[contains(@class, 'invalid-feedback')]")
-              if message in node.text_content()]
-    linked = [a.get("href").removeprefix("#") for a in tree.xpath("//*[@id='error-summary']//a")
-              if message in a.text_content()]
+              for node in find(doc, "//div[contains(@class, 'invalid-feedback')]")
+              if message in text(node)]
+    linked = [a.get("href").removeprefix("#") for a in find(doc, "//*[@id='error-summary']//a")
+              if message in text(a)]
     assert linked == marked
     return marked
 
@@ -71,12 +78,13 @@ def at_fields(html: str, message: str) -> list[str]:
 def test_submitting_an_incomplete_template_marks_each_missing_field(logged_in):
     data = form_data(submit="1", purpose="", resolution="", syntax="   ")
     response = logged_in.post(reverse("review:new"), data)
-    html = response.content.decode()
+    doc = page(response)
     assert response.status_code == 400
-    assert at_fields(html, "Required before you submit.") == ["id_purpose", "id_syntax",
-                                                              "id_resolution"]
-    assert "Names archive records persistently." not in html  # purpose was emptied
-    assert "Sequential, never reused." in html  # what was typed is still there
+    assert at_fields(doc, "Required before you submit.") == ["id_purpose", "id_syntax",
+                                                             "id_resolution"]
+    assert field_value(doc, "purpose") == ""  # purpose was emptied
+    assert TYPED["purpose"] not in readable(doc)
+    assert field_value(doc, "assignment") == TYPED["assignment"]  # what was typed is kept
     assert not RegistrationRequest.objects.exists()
 
 
@@ -97,32 +105,36 @@ def test_submitting_an_incomplete_template_marks_each_missing_field(logged_in):
 )
 def test_each_nid_rule_is_a_message_at_the_field(logged_in, registry, nid, words):
     response = logged_in.post(reverse("review:new"), form_data(proposed_nid=nid))
-    html = htmllib.unescape(response.content.decode())
+    doc = page(response)
     assert response.status_code == 400
-    assert words in html
-    assert "RFC 8141 section" in html
-    assert f'value="{nid}"' in html  # the typed NID is kept
-    assert "Names archive records persistently." in html
+    (error,) = field_errors(doc, "proposed_nid")
+    assert words in error
+    messages = texts(doc, "//*[@id='id_proposed_nid_error']/span")  # one per rule broken
+    said = [message for message in messages if words in message]
+    assert said, messages
+    assert all("RFC 8141 section" in message for message in said)  # each cites its rule
+    assert field_value(doc, "proposed_nid") == nid  # the typed NID is kept
+    assert field_value(doc, "purpose") == TYPED["purpose"]
 
 
 def test_a_1mb_field_is_refused_at_the_field_and_kept(logged_in):
     big = "x" * 1_000_000
     response = logged_in.post(reverse("review:new"), form_data(purpose=big))
-    html = response.content.decode()
+    doc = page(response)
     assert response.status_code == 400
-    assert "at most 20000 characters (it has 1000000)" in html
-    assert big in html
+    assert "at most 20000 characters (it has 1000000)" in " ".join(field_errors(doc, "purpose"))
+    assert field_value(doc, "purpose") == big
     assert not RegistrationRequest.objects.exists()
 
 
 def test_nul_bytes_are_refused_at_the_field(logged_in):
     response = logged_in.post(reverse("review:new"), form_data(syntax="a\x00b",
                                                                proposed_nid="nul\x00nid"))
-    html = response.content.decode()
+    doc = page(response)
     assert response.status_code == 400
-    assert at_fields(html, "Null characters are not allowed.") == ["id_proposed_nid",
-                                                                   "id_syntax"]
-    assert "Sequential, never reused." in html
+    assert at_fields(doc, "Null characters are not allowed.") == ["id_proposed_nid",
+                                                                  "id_syntax"]
+    assert field_value(doc, "assignment") == TYPED["assignment"]
 
 
 def test_a_stale_form_after_the_request_moved_on_keeps_the_text(logged_in, registrant):
@@ -131,9 +143,10 @@ def test_a_stale_form_after_the_request_moved_on_keeps_the_text(logged_in, regis
     actions.request_transition(request=request, transition="submit", actor=registrant)
     response = logged_in.post(reverse("review:edit", args=[request.pk]),
                               form_data(version, proposed_nid="stale", purpose="My new text"))
-    html = response.content.decode()
+    doc = page(response)
     assert response.status_code == 409
-    assert "can no longer be edited" in html and "My new text" in html
+    assert "can no longer be edited" in text(one(doc, "//*[@id='error-summary']"))
+    assert field_value(doc, "purpose") == "My new text"
     request.refresh_from_db()
     assert request.purpose != "My new text"
 
@@ -148,7 +161,9 @@ def test_a_form_from_another_tab_does_not_overwrite(logged_in, registrant):
                             form_data(request.edit_version, proposed_nid="twotabs",
                                       purpose="Tab two"))
     assert second.status_code == 409
-    assert "another window or tab" in second.content.decode()
+    doc = page(second)
+    assert "another window or tab" in text(one(doc, "//*[@id='error-summary']"))
+    assert field_value(doc, "purpose") == "Tab two"  # what was typed is kept
     request.refresh_from_db()
     assert request.purpose == "Tab one"
 
@@ -170,7 +185,9 @@ def test_other_registrants_drafts_are_invisible(client, registrant, other_regist
     assert client.post(f"/requests/{draft.pk}/do/withdraw/", {"comment": ""}).status_code == 404
     assert client.post(f"/requests/{draft.pk}/comment/",
                        {"body": "hi", "audience": "public"}).status_code == 404
-    assert "secret" not in client.get("/requests/").content.decode()
+    listing = client.get("/requests/")
+    assert listing.status_code == 200
+    assert "secret" not in readable(page(listing))
     draft.refresh_from_db()
     assert draft.purpose != "mine now" and draft.state == State.DRAFT
 
@@ -183,7 +200,7 @@ def test_other_registrants_cannot_edit_a_submitted_request(client, registrant,
     assert client.post(f"/requests/{request.pk}/edit/", form_data(0)).status_code == 404
     response = client.post(f"/requests/{request.pk}/do/withdraw/", {"comment": ""})
     assert response.status_code == 403
-    assert "Only the registrant" in response.content.decode()
+    assert text(one(page(response), "//*[@id='refused']")).startswith("Only the registrant")
     request.refresh_from_db()
     assert request.state == State.IN_REVIEW
 
@@ -198,10 +215,16 @@ def test_conflicting_proposals_are_flagged_on_both(client, registrant, other_reg
     second = make_request(other_registrant, nid="CLASH")
     client.force_login(expert)
     for request, other in ((first, second), (second, first)):
-        html = client.get(request.get_absolute_url()).content.decode()
-        assert 'id="conflict-flag"' in html and f"#{other.pk}" in html
-    dashboard = client.get(reverse("review:dashboard")).content.decode()
-    assert dashboard.count("NID conflict") == 2
+        doc = page(client.get(request.get_absolute_url()))
+        flag = "//*[@id='conflict-flag']//a"
+        assert links(doc, flag) == [other.get_absolute_url()]
+        assert texts(doc, flag) == [f"#{other.pk} {other.proposed_nid}"]
+    dashboard = page(client.get(reverse("review:dashboard")))
+    flagged = find(dashboard, "//td[@data-label='Namespace'][.//*[@data-race='conflict']]")
+    assert sorted(links(cell, ".//a[contains(@class, 'nid')]")[0] for cell in flagged) == \
+        sorted([first.get_absolute_url(), second.get_absolute_url()])
+    assert texts(dashboard, "//*[@data-race='conflict']") == ["NID conflict"] * 2
+    assert text(dashboard).count("NID conflict") == 2
 
 
 def test_revision_form_requires_revision_information_and_shows_a_diff(
@@ -221,27 +244,40 @@ def test_revision_form_requires_revision_information_and_shows_a_diff(
     data.pop("proposed_nid")
     data.pop("kind")
     response = client.post(f"/requests/{request.pk}/edit/", data)
-    html = response.content.decode()
+    doc = page(response)
     assert response.status_code == 400
-    assert "Revision information" in html and "Required before you submit." in html
-    assert "<ins>Now</ins>" in html or "<ins>Now with a mirror" in html
+    assert text(one(doc, "//label[@for='id_revision_information']")) == "Revision information"
+    assert field_errors(doc, "revision_information") == ["Required before you submit."]
+    assert at_fields(doc, "Required before you submit.") == ["id_revision_information"]
+    (row,) = [tr for tr in find(doc, "//*[@id='revision-diff']/following-sibling::table[1]"
+                                     "/tbody/tr")
+              if text(one(tr, "./th")).startswith("Resolution")]
+    drafted = one(row, "./td[2]")
+    assert text(drafted) == "Now with a mirror."
+    inserted = texts(drafted, ".//ins")
+    assert inserted[0] == "Now" or inserted[0].startswith("Now with a mirror")
 
 
 def test_my_requests_lists_only_mine_with_states(client, registrant, other_registrant):
     make_request(registrant, nid="minea")
     make_request(other_registrant, nid="theirs")
     client.force_login(registrant)
-    html = client.get(reverse("review:my-requests")).content.decode()
-    assert "minea" in html and "theirs" not in html and "In public review" in html
+    doc = page(client.get(reverse("review:my-requests")))
+    rows = {text(one(tr, "./td[@data-label='Namespace']//*[@class='nid']")):
+            text(one(tr, "./td[@data-label='State']"))
+            for tr in find(doc, "//table[@id='my-requests']/tbody/tr")}
+    assert rows == {"minea": "In public review"}
+    assert "theirs" not in readable(doc)
 
 
 def test_fast_track_for_an_unrecognized_body_is_a_field_error_at_submission(logged_in):
     response = logged_in.post(reverse("review:new"), form_data(fast_track="on", submit="1"))
     assert response.status_code == 400
-    page = lxml_html.fromstring(response.content)
-    error = " ".join(page.xpath('//*[@id="div_id_fast_track"]//text()'))
+    doc = page(response)
+    error = " ".join(field_errors(doc, "fast_track"))
     assert "recorded as recognized (RFC 8141 section 6.3" in error
-    assert page.xpath('//input[@name="fast_track"]/@checked')  # the choice is kept
+    assert error in text(one(doc, '//*[@id="div_id_fast_track"]'))  # said at the field
+    assert one(doc, '//input[@name="fast_track"]').get("checked") is not None  # choice kept
     assert not RegistrationRequest.objects.exists()
 
 
@@ -269,8 +305,10 @@ def test_only_the_holder_can_start_a_revision_from_the_web(client, registrant,
     assert client.post(reverse("review:new"), {"revises": "nosuchns"}).status_code == 404
     assert not RegistrationRequest.objects.filter(registrant=other_registrant).exists()
     client.force_login(registrant)
-    page = client.get("/namespaces/heldns/").content.decode()
-    assert 'method="post" action="/requests/new/"' in page and "Start a new version" in page
+    doc = page(client.get("/namespaces/heldns/"))
+    form = one(doc, "//main//form[@method='post'][@action='/requests/new/']")
+    assert one(form, ".//input[@name='revises']").get("value") == "heldns"
+    assert texts(form, ".//button") == ["Start a new version"]
 
 
 def test_a_refused_decision_keeps_what_the_expert_typed_in_its_own_form(client, registrant,
@@ -280,15 +318,12 @@ def test_a_refused_decision_keeps_what_the_expert_typed_in_its_own_form(client, 
     response = client.post(f"/requests/{request.pk}/do/approve/",
                            {"comment": "Sound and complete.", "early_reason": ""})
     assert response.status_code == 409
-    page = lxml_html.fromstring(response.content)
-    approve_form = page.get_element_by_id("do-approve")
-    assert approve_form.xpath('.//textarea[@name="comment"]')[0].text_content().strip() == \
-        "Sound and complete."
-    error = approve_form.xpath('.//*[@id="id_approve_early_reason-error"]')[0].text_content()
+    doc = page(response)
+    approve_comment = one(doc, '//*[@id="do-approve"]//textarea[@name="comment"]')
+    assert textarea_text(approve_comment) == "Sound and complete."
+    error = text(one(doc, '//*[@id="do-approve"]//*[@id="id_approve_early_reason-error"]'))
     assert "ends on" in error  # refused: the review period is not over, said at the field
-    reject_form = page.get_element_by_id("do-reject")
-    assert reject_form.xpath('.//textarea[@name="comment"]')[0].text_content().strip() == ""
-    comment_box = page.get_element_by_id("comment-form").xpath('.//textarea[@name="body"]')[0]
-    assert comment_box.text_content().strip() == ""
+    assert textarea_text(one(doc, '//*[@id="do-reject"]//textarea[@name="comment"]')) == ""
+    assert textarea_text(one(doc, '//*[@id="comment-form"]//textarea[@name="body"]')) == ""
     request.refresh_from_db()
     assert request.state == "in_review"

@@ -3,13 +3,13 @@ the registrant saves, what was not mapped is shown, and bad input loses nothing.
 
 from pathlib import Path
 
-import lxml.html
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from registry.review.models import RegistrationRequest
 from tests.factories import complete_values, make_request
+from tests.html import field_value, one, page, text, texts
 
 SAMPLES = Path(__file__).parent.parent / "templates_text" / "samples"
 
@@ -20,41 +20,34 @@ def logged_in(client, registrant):
     return client
 
 
-def _values(page, name):
-    (element,) = page.xpath(f"//*[@name='{name}']")
-    return element.text_content().removeprefix("\n") if element.tag == "textarea" \
-        else element.get("value")
-
-
 def test_a_pasted_template_fills_the_form_and_saves_nothing(logged_in, registrant):
-    text = (SAMPLES / "nbn-rfc3188.txt").read_text()
+    template = (SAMPLES / "nbn-rfc3188.txt").read_text()
     response = logged_in.post(reverse("review:new"), {
         "kind": "formal", "proposed_nid": "", "edit_version": 0, "purpose": "typed by hand",
-        "template_text": text, "import_template": "1"})
+        "template_text": template, "import_template": "1"})
     assert response.status_code == 200
     assert not RegistrationRequest.objects.filter(registrant=registrant).exists()
-    page = lxml.html.fromstring(response.content)
-    assert _values(page, "proposed_nid") == "NBN"
-    assert _values(page, "contact_email") == "juha.hakala@helsinki.fi"
-    assert _values(page, "registrant_organisation") == \
+    doc = page(response)
+    assert field_value(doc, "proposed_nid") == "NBN"
+    assert field_value(doc, "contact_email") == "juha.hakala@helsinki.fi"
+    assert field_value(doc, "registrant_organisation") == \
         "Helsinki University Library - The National Library of"
-    assert _values(page, "syntax").startswith("Declaration of syntactic structure:\n")
-    assert _values(page, "purpose") == "Scope:\nGlobal."
-    result = page.xpath("//*[@id='import-result']")[0]
-    assert "Version 3." in result.text_content() and "Date 2001-01-30." in result.text_content()
-    labels = page.xpath("//*[@id='import-unmapped']//*[@class='fw-semibold']")
-    unmapped = [div.text_content() for div in labels]
+    assert field_value(doc, "syntax").startswith("Declaration of syntactic structure:\n")
+    assert field_value(doc, "purpose") == "Scope:\nGlobal."
+    result = text(one(doc, "//*[@id='import-result']"))
+    assert "Version 3." in result and "Date 2001-01-30." in result
+    unmapped = texts(doc, "//*[@id='import-unmapped']//*[@class='fw-semibold']")
     assert unmapped == ["Namespace ID", "Registration Information", "Registrant"]
-    assert page.xpath("//*[@id='template-import']")[0].get("open") is not None
+    assert one(doc, "//*[@id='template-import']").get("open") is not None
 
 
 def test_an_uploaded_file_works_the_same(logged_in):
     upload = SimpleUploadedFile("3gpp.txt", (SAMPLES / "3gpp-rfc5279.txt").read_bytes())
     response = logged_in.post(reverse("review:new"), {
         "kind": "formal", "edit_version": 0, "template_file": upload, "import_template": "1"})
-    page = lxml.html.fromstring(response.content)
-    assert _values(page, "proposed_nid") == "3gpp"
-    assert _values(page, "contact_name") == "Specifications Manager"
+    doc = page(response)
+    assert field_value(doc, "proposed_nid") == "3gpp"
+    assert field_value(doc, "contact_name") == "Specifications Manager"
 
 
 def test_a_binary_upload_is_refused_at_the_field_and_keeps_what_was_typed(logged_in, registrant):
@@ -63,10 +56,12 @@ def test_a_binary_upload_is_refused_at_the_field_and_keeps_what_was_typed(logged
         "kind": "formal", "proposed_nid": "mynid", "edit_version": 0,
         "purpose": "typed by hand", "template_file": upload, "import_template": "1"})
     assert response.status_code == 400
-    page = lxml.html.fromstring(response.content)
-    assert "not a text file" in page.xpath("//*[@id='template_file_error']")[0].text_content()
-    assert _values(page, "purpose") == "typed by hand"
-    assert _values(page, "proposed_nid") == "mynid"
+    doc = page(response)
+    assert "not a text file" in text(one(doc, "//*[@id='template_file_error']"))
+    assert one(doc, "//input[@name='template_file']").get("aria-describedby") == \
+        "template_file_error"  # the message is the file field's
+    assert field_value(doc, "purpose") == "typed by hand"
+    assert field_value(doc, "proposed_nid") == "mynid"
     assert not RegistrationRequest.objects.filter(registrant=registrant).exists()
 
 
@@ -74,9 +69,8 @@ def test_nothing_to_read_says_so(logged_in):
     response = logged_in.post(reverse("review:new"), {"kind": "formal", "edit_version": 0,
                                                       "template_text": "  ",
                                                       "import_template": "1"})
-    page = lxml.html.fromstring(response.content)
-    assert "Paste a template or choose a file" in page.xpath("//*[@id='import-errors']")[0]\
-        .text_content()
+    doc = page(response)
+    assert "Paste a template or choose a file" in text(one(doc, "//*[@id='import-errors']"))
 
 
 def test_importing_into_a_draft_changes_it_only_when_saved(logged_in, registrant):
@@ -86,8 +80,8 @@ def test_importing_into_a_draft_changes_it_only_when_saved(logged_in, registrant
             "template_text": (SAMPLES / "xmpp-rfc4854.txt").read_text(),
             "import_template": "1"}
     response = logged_in.post(reverse("review:edit", args=[draft.pk]), data)
-    page = lxml.html.fromstring(response.content)
-    assert _values(page, "proposed_nid") == "xmpp"
-    assert _values(page, "contact_email") == "registrar@xmpp.org"
+    doc = page(response)
+    assert field_value(doc, "proposed_nid") == "xmpp"
+    assert field_value(doc, "contact_email") == "registrar@xmpp.org"
     draft.refresh_from_db()
     assert draft.proposed_nid == "olddraft" and draft.contact_email == registrant.email

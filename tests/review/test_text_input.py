@@ -1,12 +1,12 @@
 """The text policy at every form of the review: refused at the field with a clear
 message, nothing stored, and what was typed still there."""
 
-import lxml.html
 import pytest
 from django.urls import reverse
 
 from registry.review.models import Comment, RegistrationRequest, RequestEvent
 from tests.factories import complete_values, make_request
+from tests.html import field_errors, page
 
 RLO = "\u202e"
 HOSTILE = {
@@ -14,10 +14,6 @@ HOSTILE = {
     "control character": "Bell\x07 and escape\x1b[31m",
     "NUL": "before\x00after",
 }
-
-
-def page(response):
-    return lxml.html.fromstring(response.content)
 
 
 def messages_of(doc):
@@ -45,7 +41,7 @@ def test_the_request_form_refuses_at_the_field_and_keeps_the_text(client, regist
     assert not RegistrationRequest.objects.filter(registrant=registrant).exists()
     doc = page(response)
     widget = doc.get_element_by_id(f"id_{field}")
-    assert "is-invalid" in widget.get("class")
+    assert "is-invalid" in widget.get("class").split()
     kept = widget.get("value") if one_line else textarea(doc, f"id_{field}")
     # The browser shows what was typed; NUL is the one character HTML cannot carry.
     assert kept.replace("\r\n", "\n") == typed.replace("\x00", "\ufffd") or "\x00" in typed
@@ -62,7 +58,9 @@ def test_an_email_with_a_bidi_override_is_refused(client, registrant):
             **complete_values(registrant), "contact_email": f"pat@{RLO}gro.live"}
     response = client.post(reverse("review:new"), data)
     assert response.status_code == 400
-    assert "is-invalid" in page(response).get_element_by_id("id_contact_email").get("class")
+    doc = page(response)
+    assert "is-invalid" in doc.get_element_by_id("id_contact_email").get("class").split()
+    assert field_errors(doc, "contact_email")  # and a message says why, at the field
 
 
 @pytest.mark.parametrize("label", HOSTILE)
