@@ -55,7 +55,9 @@ def main_text(source: Any) -> str:
     return text(one(page(source), "//main"))
 
 
-def links(doc: HtmlElement, xpath: str = "//a") -> list[str]:
+def links(doc: HtmlElement, xpath: str = ".//a") -> list[str]:
+    """The hrefs of the links the XPath selects (by default: every link in ``doc``, which
+    may be a document or one element of it)."""
     return [element.get("href") for element in doc.xpath(xpath)]
 
 
@@ -73,8 +75,22 @@ def field_value(doc: HtmlElement, name: str) -> str:
 
 def field_errors(doc: HtmlElement, name: str) -> list[str]:
     """The error messages shown at a field: the invalid-feedback elements named after its id
-    (crispy-bootstrap5 writes ``<id>_error``; the app's own forms ``<id>-error``)."""
+    (crispy-bootstrap5 writes ``<id>_error``; the app's own forms ``<id>-error``), or the
+    items of the errorlist Django itself writes (the admin: ``<ul class="errorlist"
+    id="<id>_error">``)."""
     element = one(doc, f"//*[@name='{name}'][self::input or self::textarea or self::select]")
     field_id = element.get("id")
-    return [text(e) for e in doc.xpath("//*[contains(@class, 'invalid-feedback')]")
-            if (e.get("id") or "").startswith((f"{field_id}_error", f"{field_id}-error"))]
+    feedback = [text(e) for e in doc.xpath("//*[contains(@class, 'invalid-feedback')]")
+                if (e.get("id") or "").startswith((f"{field_id}_error", f"{field_id}-error"))]
+    errorlist = texts(doc, f"//ul[contains(@class, 'errorlist')][@id='{field_id}_error']/li")
+    return feedback + errorlist
+
+
+def terms(dl: HtmlElement) -> dict[str, HtmlElement]:
+    """A description list read as a reader pairs it: each <dt>'s text to the <dd> after it."""
+    pairs = {}
+    for term in dl.xpath("./dt"):
+        value = term.getnext()
+        assert value is not None and value.tag == "dd", f"<dt>{text(term)}</dt> has no <dd>"
+        pairs[text(term)] = value
+    return pairs

@@ -8,6 +8,9 @@ from django.core.cache import cache
 
 from registry.accounts.models import User
 from tests.factories import PASSWORD
+from tests.html import find, links, one, page, text, texts
+
+USER_MENU = "//nav[@aria-label='Main']//ul[@aria-labelledby='who']"
 
 
 @pytest.fixture(autouse=True)
@@ -44,7 +47,8 @@ def test_log_in_and_out(client, registrant):
     response = client.post("/accounts/login/", {"login": registrant.email,
                                                 "password": PASSWORD})
     assert response.status_code == 302
-    assert registrant.email in client.get("/requests/").content.decode()
+    signed_in = page(client.get("/requests/"))
+    assert registrant.email in text(one(signed_in, f"{USER_MENU}/li[1]"))
     client.post("/accounts/logout/")
     assert client.get("/requests/").status_code == 302
 
@@ -62,23 +66,28 @@ def test_repeated_failed_log_ins_are_throttled(client, registrant, settings):
         assert response.status_code == 200
     response = client.post("/accounts/login/", {"login": registrant.email,
                                                 "password": PASSWORD})
-    html = response.content.decode()
-    assert "Too many failed login attempts" in html
+    [refusal] = texts(page(response), "//main//form//*[contains(@class, 'alert-danger')]")
+    assert "Too many failed login attempts" in refusal
     assert "_auth_user_id" not in client.session
 
 
 def test_pages_render_for_each_persona(client, registrant, expert, staff):
+    where = {"Expert dashboard": "/requests/dashboard/", "IANA queue": "/requests/iana/"}
     for user, visible, hidden in (
         (registrant, [], ["Expert dashboard", "IANA queue"]),
         (expert, ["Expert dashboard"], ["IANA queue"]),
         (staff, ["IANA queue"], ["Expert dashboard"]),
     ):
         client.force_login(user)
-        html = client.get("/").content.decode()
-        for text in visible:
-            assert text in html
-        for text in hidden:
-            assert text not in html
+        doc = page(client.get("/"))
+        # A menu entry is named by its title (the visible "Dashboard" is short) or its text.
+        menu = {entry.get("title") or text(entry): entry.get("href")
+                for entry in find(doc, "//nav[@aria-label='Main']//a[@class='nav-link']")}
+        for name in visible:
+            assert menu.get(name) == where[name], (user, name)
+        for name in hidden:
+            assert name not in menu and where[name] not in links(doc), (user, name)
+            assert name not in text(doc), (user, name)
     client.force_login(registrant)
     assert client.get("/requests/dashboard/").status_code == 403
     assert client.get("/requests/iana/").status_code == 403

@@ -4,19 +4,28 @@ import json
 
 import pytest
 
+from tests.html import find, links, one, page, terms, text, texts
+
+CARDS = "//main/div[contains(@class, 'card')]"
+
 
 def test_checker_page_shows_parts_normal_form_and_registration(client, registry):
-    html = client.post("/check/", {"urns": "URN:ISBN:0451450523\nurn:nosuch:x\nurn:ex ample"}
-                       ).content.decode()
-    assert "urn:isbn:0451450523" in html
-    assert "registered: isbn" in html and 'href="/namespaces/isbn/"' in html
-    assert "not registered here" in html
-    assert "Not a URN" in html and "(character 7)" in html
+    doc = page(client.post("/check/",
+                           {"urns": "URN:ISBN:0451450523\nurn:nosuch:x\nurn:ex ample"}))
+    isbn, nosuch, bad = find(doc, CARDS)
+    assert text(terms(one(isbn, ".//dl"))["Normal form"]) == "urn:isbn:0451450523"
+    nid = terms(one(isbn, ".//dl"))["NID"]
+    assert texts(nid, "a") == ["registered: isbn"] and links(nid) == ["/namespaces/isbn/"]
+    assert texts(terms(one(nosuch, ".//dl"))["NID"], "span") == ["not registered here"]
+    [error] = texts(bad, ".//p[contains(@class, 'text-danger')]")
+    assert error.startswith("Not a URN") and error.endswith("(character 7).")
 
 
 def test_checker_points_at_the_offending_character(client, registry):
-    html = client.get("/check/", {"urn": "urn:example:a b"}).content.decode()
-    assert 'urn:example:a<span class="urn-error-caret text-decoration-underline"> </span>b' in html
+    title = one(page(client.get("/check/", {"urn": "urn:example:a b"})), f"{CARDS}//h2")
+    caret = one(title, "span")
+    assert (title.text, caret.text, caret.tail) == ("urn:example:a", " ", "b")
+    assert caret.get("class") == "urn-error-caret text-decoration-underline"
 
 
 def test_api_check_get(client, registry):
@@ -61,5 +70,5 @@ def test_request_page_shows_the_section_5_1_warnings(client, registrant):
     from tests.factories import make_request
 
     request = make_request(registrant, nid="fra")
-    html = client.get(request.get_absolute_url()).content.decode()
-    assert 'id="nid-warnings"' in html and "ISO 3166-1 country code" in html
+    warnings = one(page(client.get(request.get_absolute_url())), "//*[@id='nid-warnings']")
+    assert "ISO 3166-1 country code" in text(one(warnings, ".//li[@data-code='country_code']"))

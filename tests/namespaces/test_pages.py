@@ -8,6 +8,18 @@ from django.urls import reverse
 from registry.namespaces.actions import namespace_register, namespace_set_status, version_publish
 from registry.namespaces.models import Namespace
 from tests.factories import complete_values
+from tests.html import find, links, one, page, terms, text, texts
+
+FORMAL_NIDS = "//table[@id='formal-table']/tbody/tr/td[1]/a[@class='nid']"
+INFORMAL_NIDS = "//table[@id='informal-table']/tbody/tr/td[1]/a[@class='nid']"
+REGISTRY_NOTE = "//main/p[contains(@class, 'small')]"  # experts, last change
+RESULT_NIDS = "//ol[@id='results']/li/a[contains(@class, 'nid')]"
+TEMPLATE = "//main//dl[@class='template']"
+
+
+def formal_row(nid: str) -> str:
+    """The XPath of the formal table's row of ``nid``."""
+    return f"//table[@id='formal-table']/tbody/tr[td[1]/a[@class='nid'] = '{nid}']"
 
 
 @pytest.fixture
@@ -24,67 +36,77 @@ def revised(staff, registrant):
 
 def test_registry_page_lists_81_formal_and_7_informal(client, registry):
     response = client.get("/")
-    html = response.content.decode()
+    doc = page(response)
     assert response.status_code == 200
-    assert "81 formal · 7 informal" in html
-    formal = html.split('id="formal-table"')[1].split("</table>")[0]
-    informal = html.split('id="informal-table"')[1].split("</table>")[0]
-    assert formal.count('class="nid"') == 81
-    assert informal.count('class="nid"') == 7
-    assert 'href="/namespaces/isbn/"' in formal
-    assert 'href="https://www.rfc-editor.org/rfc/rfc8458">RFC8458</a>' in formal  # nbn
-    assert '<a href="https://www.isbn-international.org">International ISBN Agency</a>' in formal
+    assert text(one(doc, "//main//h1/following-sibling::div[1]")) == "81 formal · 7 informal"
+    assert len(find(doc, FORMAL_NIDS)) == 81
+    assert len(find(doc, INFORMAL_NIDS)) == 7
+    assert "/namespaces/isbn/" in links(doc, FORMAL_NIDS)
+    assert links(doc, f"{formal_row('nbn')}/td[3]/a[. = 'RFC8458']") == [
+        "https://www.rfc-editor.org/rfc/rfc8458"]
+    assert links(doc, f"{formal_row('isbn')}/td[3]/a[. = 'International ISBN Agency']") == [
+        "https://www.isbn-international.org"]
 
 
 def test_registry_page_sorts_filters_and_indexes(client, registry, staff):
     namespace_set_status(namespace=Namespace.objects.by_nid("xmlorg").get(), status="deprecated",
                          comment="Use the successor.", actor=staff)
-    html = client.get("/?status=deprecated").content.decode()
-    formal = html.split('id="formal-table"')[1].split("</table>")[0]
-    assert formal.count('class="nid"') == 1 and "xmlorg" in formal
-    by_date = client.get("/?sort=-date").content.decode()
-    first = by_date.split('id="formal-table"')[1].split('class="nid"', 2)[1]
-    assert "c2pa" in first  # 2025-02-04 is the latest registration date in the data
-    letter = client.get("/?letter=i").content.decode().split('id="formal-table"')[1]
-    assert "isbn" in letter and "3gpp" not in letter.split("</table>")[0]
+    assert texts(page(client.get("/?status=deprecated")), FORMAL_NIDS) == ["xmlorg"]
+    by_date = texts(page(client.get("/?sort=-date")), FORMAL_NIDS)
+    assert by_date[0] == "c2pa"  # 2025-02-04 is the latest registration date in the data
+    letter = page(client.get("/?letter=i"))
+    assert "isbn" in texts(letter, FORMAL_NIDS)
+    assert all(nid.startswith("i") for nid in texts(letter, FORMAL_NIDS))
+    assert "3gpp" not in text(one(letter, "//table[@id='formal-table']"))
 
 
 def test_namespace_page_matches_the_nid_case_insensitively(client, registry):
     response = client.get("/namespaces/ISBN/")
     assert response.status_code == 200
-    html = response.content.decode()
-    assert '<span class="nid">isbn</span>' in html
-    assert "International ISBN Agency" in html
-    assert "not held in this registry" in html
-    assert 'href="https://www.iana.org/assignments/urn-formal/isbn"' in html
+    doc = page(response)
+    assert texts(doc, "//h1/span[@class='nid']") == ["isbn"]
+    assert text(terms(one(doc, "//main//dl"))["Reference"]) == "International ISBN Agency"
+    absent = one(doc, "//main//div[contains(@class, 'alert-secondary')]")
+    assert "not held in this registry" in text(absent)
+    assert links(absent) == ["https://www.iana.org/assignments/urn-formal/isbn"]
 
 
 def test_unknown_nid_is_a_helpful_404(client, registry):
     response = client.get("/namespaces/isbnn/")
     assert response.status_code == 404
-    html = response.content.decode()
-    assert "Did you mean" in html and 'href="/namespaces/isbn/"' in html
+    suggestion = one(page(response), "//main//p[starts-with(normalize-space(), 'Did you mean')]")
+    assert "/namespaces/isbn/" in links(suggestion)
 
 
 def test_namespace_page_shows_current_template_and_versions(client, revised):
-    html = client.get("/namespaces/exarchive/").content.decode()
-    assert "version 2" in html and "Two mirrored resolvers." in html
-    assert 'href="/namespaces/ExArchive/v/1/"' in html
-    assert 'href="/namespaces/ExArchive/diff/"' in html
+    doc = page(client.get("/namespaces/exarchive/"))
+    assert texts(doc, "//main//h2[starts-with(., 'Registration template')]/small") == [
+        "version 2, 2026-06-01"]
+    assert text(terms(one(doc, TEMPLATE))["Resolution"]) == "Two mirrored resolvers."
+    versions = "//main//h2[. = 'Versions']/following-sibling::ul[1]/li/a"
+    assert "/namespaces/ExArchive/v/1/" in links(doc, versions)
+    assert links(doc, "//main//a[. = 'Compare versions']") == ["/namespaces/ExArchive/diff/"]
 
 
 def test_old_version_urls_stay_valid(client, revised):
-    html = client.get("/namespaces/exarchive/v/1/").content.decode()
-    assert "You are reading version 1" in html
-    assert "Two mirrored resolvers." not in html
+    doc = page(client.get("/namespaces/exarchive/v/1/"))
+    assert text(one(doc, "//main//div[contains(@class, 'alert-info')]")).startswith(
+        "You are reading version 1,")
+    resolution = text(terms(one(doc, TEMPLATE))["Resolution"])
+    assert resolution == "An HTTPS resolver is run by the archive."
+    assert "Two mirrored resolvers." not in text(doc)
     assert client.get("/namespaces/exarchive/v/3/").status_code == 404
 
 
 def test_diff_between_versions_is_per_field_and_side_by_side(client, revised):
-    html = client.get("/namespaces/exarchive/diff/?a=1&b=2").content.decode()
-    assert "<ins>Two</ins>" in html or "<ins>Two mirrored resolvers" in html
-    assert "<del>" in html
-    assert html.count("changed</span>") == 2  # resolution and revision information
+    doc = page(client.get("/namespaces/exarchive/diff/?a=1&b=2"))
+    resolution = ("//table[contains(@class, 'diff')]/tbody"
+                  "/tr[starts-with(normalize-space(th), 'Resolution')]")
+    assert texts(doc, f"{resolution}/td[2]//ins")[0] in ("Two", "Two mirrored resolvers")
+    assert texts(doc, f"{resolution}/td[2]") == ["Two mirrored resolvers."]
+    assert find(doc, f"{resolution}/td[1]//del")
+    changed = doc.xpath("//table[contains(@class, 'diff')]//th[span = 'changed']/text()[1]")
+    assert [text(label) for label in changed] == ["Resolution", "Revision information"]
 
 
 def test_template_txt_is_the_plain_text_template(client, revised):
@@ -105,14 +127,17 @@ def test_template_txt_of_an_imported_namespace_points_to_iana(client, registry):
 def test_deprecated_namespace_is_marked_with_its_pointer(client, revised, staff):
     namespace_set_status(namespace=revised, status="deprecated", actor=staff,
                          comment="Use urn:newarchive instead.")
-    html = client.get("/namespaces/exarchive/").content.decode()
-    assert "This namespace is deprecated." in html and "Use urn:newarchive instead." in html
+    notice = one(page(client.get("/namespaces/exarchive/")),
+                 "//main//div[contains(@class, 'alert-warning')]")
+    assert texts(notice, "strong") == ["This namespace is deprecated."]
+    assert texts(notice, ".//div[contains(@class, 'template-text')]") == [
+        "Use urn:newarchive instead."]
 
 
 def test_search_ranks_the_nid_first_and_highlights(client, registry, revised):
-    html = client.get("/search/?q=archive").content.decode()
-    assert "<mark>Archive</mark>" in html or "<mark>archive</mark>" in html
-    assert html.index("ExArchive") < html.index("</ol>")
+    doc = page(client.get("/search/?q=archive"))
+    assert {"Archive", "archive"} & set(texts(doc, "//ol[@id='results']/li//mark"))
+    assert texts(doc, RESULT_NIDS)[0] == "ExArchive"
 
 
 def test_search_for_a_urn_jumps_to_its_namespace(client, registry):
@@ -121,26 +146,27 @@ def test_search_for_a_urn_jumps_to_its_namespace(client, registry):
 
 
 def test_search_for_an_unregistered_urn_says_so(client, registry):
-    html = client.get("/search/", {"q": "urn:nosuchnid:x"}).content.decode()
-    assert "is not registered" in html
+    doc = page(client.get("/search/", {"q": "urn:nosuchnid:x"}))
+    assert texts(doc, "//main//div[contains(@class, 'alert')]") == [
+        "That looks like a URN, but its namespace nosuchnid is not registered."]
 
 
 def test_search_exact_nid_comes_before_prefix_matches(client, registry):
-    html = client.get("/search/", {"q": "epc"}).content.decode()
-    results = html.split('id="results"')[1]
-    assert results.index(">epc<") < results.index("epcglobal")
+    results = texts(page(client.get("/search/", {"q": "epc"})), RESULT_NIDS)
+    assert results.index("epc") < results.index("epcglobal")
 
 
 @pytest.mark.postgres
 def test_search_uses_full_text_stemming_on_postgres(client, revised):
-    html = client.get("/search/", {"q": "naming archives"}).content.decode()  # "Names archive"
-    assert "ExArchive" in html
+    doc = page(client.get("/search/", {"q": "naming archives"}))  # "Names archive"
+    assert "ExArchive" in texts(doc, RESULT_NIDS)
 
 
 @pytest.mark.postgres
 def test_did_you_mean_uses_trigrams_on_postgres(client, registry):
-    html = client.get("/search/", {"q": "isbnx"}).content.decode()
-    assert "Did you mean" in html and ">isbn<" in html
+    doc = page(client.get("/search/", {"q": "isbnx"}))
+    suggestion = one(doc, "//main//p[starts-with(normalize-space(), 'Did you mean')]")
+    assert "isbn" in texts(suggestion, "a[@class='nid']")
 
 
 @pytest.mark.parametrize("q", ["", " ", "%", "'; drop table", "\x00", "a\x00b", "a" * 5000,
@@ -160,51 +186,44 @@ def test_registry_page_pages_through_10000_namespaces(client, db):
     Namespace.objects.bulk_create(
         Namespace(nid=f"bulk{i:05d}", kind="formal") for i in range(10_000)
     )
-    html = client.get("/").content.decode()
-    assert "Page 1 of 40" in html
-    last = client.get("/?fpage=40").content.decode()
-    assert "bulk09999" in last
-    assert reverse("namespaces:detail", args=["bulk05000"]) in client.get(
-        "/?fpage=21").content.decode()
+    pager = "//nav[@aria-label='Formal namespaces pages']//span[@class='page-link']"
+    assert texts(page(client.get("/")), pager) == ["Page 1 of 40"]
+    assert "bulk09999" in texts(page(client.get("/?fpage=40")), FORMAL_NIDS)
+    assert reverse("namespaces:detail", args=["bulk05000"]) in links(
+        page(client.get("/?fpage=21")), FORMAL_NIDS)
 
 
 def test_registry_page_names_the_designated_experts(client, registry, expert):
-    html = client.get("/").content.decode()
-    assert f"Designated experts: {expert.display_name}." in html
-    assert "Last registry change" not in html  # importing IANA's rows is not a change
+    doc = page(client.get("/"))
+    assert texts(doc, REGISTRY_NOTE) == [f"Designated experts: {expert.display_name}."]
+    assert "Last registry change" not in text(doc)  # importing IANA's rows is not a change
 
 
 def test_registry_page_dates_the_last_real_change(client, revised):
     from django.utils import timezone
 
-    html = client.get("/").content.decode()
-    assert f"Last registry change {timezone.now():%Y-%m-%d}." in html
+    [note] = texts(page(client.get("/")), REGISTRY_NOTE)
+    assert note.endswith(f"Last registry change {timezone.now():%Y-%m-%d}.")
 
 
 def test_namespace_page_shows_ianas_contact_and_updated_date(client, db):
     from django.conf import settings
     from django.core.management import call_command
-    from lxml import html as lxml_html
 
     call_command("import_registry", str(settings.BASE_DIR / "fixtures" / "iana" /
                                         "urn-namespaces.xml"), verbosity=0)
-    page = lxml_html.fromstring(client.get("/namespaces/urn-7/").content)
-    terms = {term.text_content().strip(): value for term, value in
-             zip(page.xpath("//dl/dt"), page.xpath("//dl/dd"), strict=True)}
-    assert terms["Updated in the registry"].text_content().strip() == "2015-03-25"
-    link = terms["Contact"].xpath(".//a")[0]
+    record = terms(one(page(client.get("/namespaces/urn-7/")), "//main//dl"))
+    assert text(record["Updated in the registry"]) == "2015-03-25"
+    link = find(record["Contact"], ".//a")[0]
     assert (link.text, link.get("href")) == ("RFC6050", "https://www.rfc-editor.org/rfc/rfc6050")
-    page = lxml_html.fromstring(client.get("/namespaces/urn-1/").content)
-    assert "Michael_Mealling" in page.xpath("//dl")[0].text_content()
+    assert "Michael_Mealling" in text(find(page(client.get("/namespaces/urn-1/")), "//dl")[0])
 
 
 @pytest.mark.parametrize("q", ["isbn\u202e", "is\x07bn", "x" * 201])
 def test_the_search_box_refuses_at_the_field_and_keeps_the_text(client, registry, q):
-    import lxml.html
-
     response = client.get("/search/", {"q": q})
     assert response.status_code == 200
-    doc = lxml.html.fromstring(response.content)
+    doc = page(response)
     box = doc.get_element_by_id("id_q")
     assert "is-invalid" in box.get("class")
     assert box.get("value") == q.replace("\x07", "\ufffd") or "\x07" in q
