@@ -8,17 +8,16 @@ from __future__ import annotations
 from typing import Any, cast
 
 from django import forms
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect
 
 from registry.accounts import actions
 from registry.accounts.models import AccountEvent, User
 from registry.accounts.roles import ROLE_GROUPS, STAFF
-from registry.namespaces.admin import ReadOnlyInline, reason_page
+from registry.admin_base import NoAddNoDeleteMixin, ReadOnlyAdmin, ReadOnlyInline, reason_action
 from registry.text_policy import TextPolicyForm
 
 
@@ -26,7 +25,6 @@ class AccountEventInline(ReadOnlyInline):
     model = AccountEvent
     fk_name = "user"
     fields = ("created_at", "kind", "role", "changes", "actor", "reason")
-    readonly_fields = fields
     show_change_link = False
 
 
@@ -76,7 +74,10 @@ class ReasonForm(TextPolicyForm, forms.Form):
 
 
 @admin.register(User)
-class RegistryUserAdmin(UserAdmin):
+class RegistryUserAdmin(NoAddNoDeleteMixin, UserAdmin):
+    """People sign up themselves (and verify their address), so the admin adds none;
+    an account with history is deactivated, not deleted."""
+
     form = PersonForm
     list_display = ("email", "first_name", "last_name", "organisation",
                     "recognized_standards_body", "is_staff")
@@ -94,12 +95,6 @@ class RegistryUserAdmin(UserAdmin):
     )
     inlines = [AccountEventInline]
     actions = ["recognize", "unrecognize"]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False  # people sign up themselves (and verify their address)
-
-    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False  # an account with history is deactivated, not deleted
 
     def has_recognize_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("accounts.recognize_standards_body")
@@ -150,24 +145,19 @@ class RegistryUserAdmin(UserAdmin):
         obj.refresh_from_db()
 
     def _recognition(self, request: HttpRequest, queryset: QuerySet, recognized: bool,
-                     title: str) -> HttpResponse | None:
-        form = ReasonForm(request.POST if "apply" in request.POST else None)
-        if form.is_bound and form.is_valid():
-            change = actions.user_recognize if recognized else actions.user_unrecognize
-            done = 0
-            for user in queryset:
-                try:
-                    change(user=user, reason=form.cleaned_data["reason"],
-                           actor=cast(User, request.user))
-                    done += 1
-                except actions.AccountRefused as exc:
-                    self.message_user(request, f"{user.email}: {exc}", messages.ERROR)
-            if done:
-                self.message_user(request, f"{title}: {done} account(s).")
-            return redirect(request.get_full_path())
-        return reason_page(self, request, queryset, form, title,
-                           "Recognition decides who may use the fast track (RFC 8141 "
-                           "section 6.3); each account's history keeps the change:")
+                     title: str) -> HttpResponse:
+        action = actions.user_recognize if recognized else actions.user_unrecognize
+
+        def change(user: User, data: dict) -> None:
+            action(user=user, reason=data["reason"], actor=cast(User, request.user))
+
+        return reason_action(
+            self, request, queryset, title=title, form_class=ReasonForm, change=change,
+            refused=actions.AccountRefused,
+            intro="Recognition decides who may use the fast track (RFC 8141 section 6.3); "
+                  "each account's history keeps the change:",
+            label=lambda user: user.email,
+            done=lambda count: f"{title}: {count} account(s).")
 
     @admin.action(description="Recognize as standards bodies", permissions=["recognize"])
     def recognize(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
@@ -181,17 +171,8 @@ class RegistryUserAdmin(UserAdmin):
 
 
 @admin.register(AccountEvent)
-class AccountEventAdmin(admin.ModelAdmin):
+class AccountEventAdmin(ReadOnlyAdmin):
     list_display = ("created_at", "user", "kind", "role", "actor", "reason")
     list_filter = ("kind", "role")
     search_fields = ("user__email", "actor__email", "reason")
     readonly_fields = ("created_at", "user", "kind", "role", "changes", "actor", "reason")
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from typing import cast
 
-from django import forms
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
 
 from registry.accounts.models import User
+from registry.admin_base import NoAddNoDeleteMixin, ReadOnlyAdmin, ReadOnlyInline, reason_action
 from registry.namespaces.actions import (
     ACTIVE,
     DEPRECATED,
@@ -32,45 +31,23 @@ from registry.namespaces.models import (
 from registry.namespaces.template import TEXT_FIELDS
 
 
-class ReadOnlyInline(admin.TabularInline):
-    extra = 0
-    can_delete = False
-    show_change_link = True
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-
 class VersionInline(ReadOnlyInline):
     model = TemplateVersion
     fields = ("number", "date", "nid", "fast_track", "published_at", "published_by")
-    readonly_fields = fields
 
 
 class EventInline(ReadOnlyInline):
     model = NamespaceEvent
     fields = ("created_at", "kind", "version", "from_status", "to_status", "actor", "comment",
               "changes")
-    readonly_fields = fields
-
-
-def reason_page(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet,
-                form: forms.Form, title: str, intro: str) -> HttpResponse:
-    """The intermediate page of an admin action that asks for a reason."""
-    return render(request, "admin/reason_action.html", {
-        **modeladmin.admin_site.each_context(request), "title": title, "form": form,
-        "objects": queryset, "action": request.POST.get("action"), "intro": intro,
-        "opts": modeladmin.model._meta,
-    })
 
 
 @admin.register(Namespace)
-class NamespaceAdmin(admin.ModelAdmin):
+class NamespaceAdmin(NoAddNoDeleteMixin, admin.ModelAdmin):
     """Staff change the registry row through namespace_update_record() and the status
-    through namespace_set_status(); both leave an event. Nothing else is editable."""
+    through namespace_set_status(); both leave an event. Nothing else is editable.
+    Namespaces are registered through the review workflow, not added here, and a NID
+    is never deleted or reassigned (RFC 8141 section 5)."""
 
     form = RecordForm
     list_display = ("nid", "kind", "informal_number", "status", "registered_on", "holder")
@@ -86,12 +63,6 @@ class NamespaceAdmin(admin.ModelAdmin):
     inlines = [VersionInline, EventInline]
     actions = ["deprecate", "reinstate"]
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False  # namespaces are registered through the review workflow
-
-    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False  # a NID is never deleted or reassigned (RFC 8141 section 5)
-
     def has_set_status_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("namespaces.set_namespace_status")
 
@@ -103,26 +74,19 @@ class NamespaceAdmin(admin.ModelAdmin):
         obj.refresh_from_db()
 
     def _set_status(self, request: HttpRequest, queryset: QuerySet, status: str,
-                    title: str) -> HttpResponse | None:
-        form_class = DeprecateForm if status == DEPRECATED else ReinstateForm
-        form = form_class(request.POST if "apply" in request.POST else None)
-        if form.is_bound and form.is_valid():
-            done = 0
-            for namespace in queryset:
-                try:
-                    namespace_set_status(namespace=namespace, status=status,
-                                         comment=form.cleaned_data["comment"],
-                                         replaced_by=form.cleaned_data.get("replaced_by", ""),
-                                         actor=cast(User, request.user))
-                    done += 1
-                except RegistryError as exc:
-                    self.message_user(request, f"{namespace.nid}: {exc}", messages.ERROR)
-            if done:
-                self.message_user(request, f"{done} namespace(s) now {status}.")
-            return redirect(request.get_full_path())
-        return reason_page(self, request, queryset, form, title,
-                           "These namespaces keep their NIDs; only their status changes, "
-                           "with an event in their history:")
+                    title: str) -> HttpResponse:
+        def change(namespace: Namespace, data: dict) -> None:
+            namespace_set_status(namespace=namespace, status=status, comment=data["comment"],
+                                 replaced_by=data.get("replaced_by", ""),
+                                 actor=cast(User, request.user))
+
+        return reason_action(
+            self, request, queryset, title=title, change=change, refused=RegistryError,
+            form_class=DeprecateForm if status == DEPRECATED else ReinstateForm,
+            intro="These namespaces keep their NIDs; only their status changes, "
+                  "with an event in their history:",
+            label=lambda namespace: namespace.nid,
+            done=lambda count: f"{count} namespace(s) now {status}.")
 
     @admin.action(description="Deprecate the selected namespaces", permissions=["set_status"])
     def deprecate(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
@@ -134,7 +98,7 @@ class NamespaceAdmin(admin.ModelAdmin):
 
 
 @admin.register(TemplateVersion)
-class TemplateVersionAdmin(admin.ModelAdmin):
+class TemplateVersionAdmin(ReadOnlyAdmin):
     list_display = ("namespace", "number", "date", "fast_track", "published_at")
     list_select_related = ("namespace",)
     list_filter = ("fast_track",)
@@ -142,29 +106,9 @@ class TemplateVersionAdmin(admin.ModelAdmin):
     readonly_fields = ("namespace", "number", "date", "nid", "fast_track", "published_at",
                        "published_by", "source_request", *TEXT_FIELDS)
 
-    def has_add_permission(self, request):
-        return False
 
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """IANA's side of the registry: changed by import_registry and sync_iana, which
-    record each change as an event; the admin shows it."""
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
+# IANA's side of the registry: changed by import_registry and sync_iana, which record
+# each change as an event; the admin shows it.
 
 @admin.register(Person)
 class PersonAdmin(ReadOnlyAdmin):

@@ -7,7 +7,7 @@ from django.contrib import admin, messages
 from django.utils.html import format_html
 
 from registry.accounts.roles import is_iana_staff
-from registry.namespaces.admin import ReadOnlyInline
+from registry.admin_base import ReadOnlyAdmin, ReadOnlyInline
 from registry.namespaces.template import TEXT_FIELDS
 from registry.review.actions import TransitionRefused, message_resend
 from registry.review.models import (
@@ -23,30 +23,26 @@ from registry.review.models import (
 class RoundInline(ReadOnlyInline):
     model = Round
     fields = ("number", "version", "nid", "date", "submitted_by", "submitted_at")
-    readonly_fields = fields
 
 
 class EventInline(ReadOnlyInline):
     model = RequestEvent
     fields = ("created_at", "kind", "transition", "from_state", "to_state", "actor", "comment")
-    readonly_fields = fields
 
 
 class CommentInline(ReadOnlyInline):
     model = Comment
     fields = ("created_at", "author", "author_name", "via", "audience", "body")
-    readonly_fields = fields
 
 
 class OutboundInline(ReadOnlyInline):
     model = OutboundMessage
     fields = ("created_at", "summary", "to", "state", "attempts", "sent_at", "last_error")
-    readonly_fields = fields
     ordering = ("created_at",)
 
 
 @admin.register(RegistrationRequest)
-class RequestAdmin(admin.ModelAdmin):
+class RequestAdmin(ReadOnlyAdmin):
     list_display = ("pk", "display_nid", "kind", "state", "fast_track", "registrant",
                     "assigned_expert", "last_activity_at")
     list_select_related = ("registrant", "assigned_expert", "revises", "published_version")
@@ -57,26 +53,6 @@ class RequestAdmin(admin.ModelAdmin):
                        "created_at", "updated_at", "review_started_at", "last_activity_at",
                        *TEXT_FIELDS)
     inlines = [RoundInline, EventInline, CommentInline, OutboundInline]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(OutboundMessage)
