@@ -4,6 +4,7 @@ every "may this person see or do this?" is asked of workflow.py."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
@@ -381,12 +382,24 @@ def round_txt(request, pk, number):
     return HttpResponse(text, content_type="text/plain; charset=utf-8")
 
 
-def _refused(request, registration_request, target: str, form, problem: workflow.Refused):
-    """Show the page again with the refused form as it was sent and the reason at its
-    field (or above the form): nothing chosen or typed is lost."""
-    form.add_error(problem.field if problem.field in form.fields else None, str(problem))
+def _carry_out(request, registration_request, target: str, form,
+               act: Callable[[dict], object]) -> HttpResponse | None:
+    """Do what a form posted from the request page asks: ``act(cleaned_data)`` calls
+    the action. None once it is done; otherwise the page again with the form as it was
+    sent and what is wrong at its field (or above the form), so nothing chosen or typed
+    is lost: status 400 for an invalid form, the refusal's status when the workflow
+    refuses."""
+    status = 400
+    if form.is_valid():
+        try:
+            act(form.cleaned_data)
+            return None
+        except workflow.Refused as problem:
+            form.add_error(problem.field if problem.field in form.fields else None,
+                           str(problem))
+            status = problem.status
     return _page(request, registration_request, bound={"target": target, "form": form},
-                 status=problem.status)
+                 status=status)
 
 
 @login_required
@@ -399,16 +412,12 @@ def transition(request, pk, name):
     ends = registration_request.review_period_ends()
     form = TransitionForm(request.POST, transition=move,
                           period_ends=ends if ends and ends > timezone.now() else None)
-    if not form.is_valid():
-        return _page(request, registration_request, bound={"target": name, "form": form},
-                     status=400)
-    data = form.cleaned_data
-    try:
+    shown = _carry_out(request, registration_request, name, form, lambda data: (
         actions.request_transition(request=registration_request, transition=name,
                                    actor=request.user, comment=data["comment"],
-                                   early_reason=data["early_reason"])
-    except workflow.Refused as exc:
-        return _refused(request, registration_request, name, form, exc)
+                                   early_reason=data["early_reason"])))
+    if shown is not None:
+        return shown
     messages.success(request, move.done)
     return redirect(registration_request)
 
@@ -419,15 +428,11 @@ def transition(request, pk, name):
 def comment(request, pk):
     registration_request = _get_registration_request(request, pk)
     form = CommentForm(request.POST)
-    if not form.is_valid():
-        return _page(request, registration_request, bound={"target": "comment", "form": form},
-                     status=400)
-    try:
+    shown = _carry_out(request, registration_request, "comment", form, lambda data: (
         actions.request_comment(request=registration_request, actor=request.user,
-                                body=form.cleaned_data["body"],
-                                audience=form.cleaned_data["audience"])
-    except workflow.Refused as exc:
-        return _refused(request, registration_request, "comment", form, exc)
+                                body=data["body"], audience=data["audience"])))
+    if shown is not None:
+        return shown
     messages.success(request, "Comment posted.")
     return redirect(f"{registration_request.get_absolute_url()}#comments")
 
@@ -455,15 +460,12 @@ def assign(request, pk):
 def standardisation(request, pk):
     registration_request = _get_registration_request(request, pk)
     form = StandardisationForm(request.POST)
-    if not form.is_valid():
-        return _page(request, registration_request,
-                     bound={"target": "standardisation", "form": form}, status=400)
-    try:
+    shown = _carry_out(request, registration_request, "standardisation", form, lambda data: (
         actions.request_set_standardisation(request=registration_request, actor=request.user,
-                                            involved=form.cleaned_data["involved"],
-                                            comment=form.cleaned_data["comment"])
-    except workflow.Refused as exc:
-        return _refused(request, registration_request, "standardisation", form, exc)
+                                            involved=data["involved"],
+                                            comment=data["comment"])))
+    if shown is not None:
+        return shown
     messages.success(request, "Standardisation is involved: approval goes to the IESG."
                      if form.cleaned_data["involved"] else "No standardisation involved.")
     return redirect(registration_request)
