@@ -191,13 +191,11 @@ def _review_context(namespace: Namespace) -> dict:
     version under review. Who may start one is asked per visitor (the holder slot)."""
     from registry.review.models import RegistrationRequest
 
-    record, pending = [], []
+    record: list[RegistrationRequest] = []
+    pending: list[RegistrationRequest] = []
     for registration_request in RegistrationRequest.objects.review_record_of(namespace):
         if registration_request.published_version_id:
-            registration_request.decisions = [
-                e for e in registration_request.events.all()
-                if e.kind == "transition" and e.to_state != e.from_state]
-            record.append(registration_request)
+            record.append(registration_request)  # .decisions: RequestEvent.objects.decisions()
         else:
             pending.append(registration_request)
     return {"review_record": record, "pending": pending}

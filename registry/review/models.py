@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Exists, F, OuterRef, Q
 from django.db.models.functions import Lower
 from django.urls import reverse
 from django.utils import timezone
@@ -103,14 +103,17 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
                 .select_related("published_version__namespace").order_by("-updated_at")[:limit])
 
     def review_record_of(self, namespace: Namespace):
-        """The namespace page's review side, in one query (and one for the events): the
-        requests that published its versions (its review record) and the open requests
-        for a new version of it, each with ``round_count`` and its events."""
+        """The namespace page's review side, in one query (and one for the decisions):
+        the requests that published its versions (its review record) and the open
+        requests for a new version of it, each with ``round_count`` and its
+        ``decisions`` (RequestEventQuerySet.decisions, oldest first, with their actors)."""
         return (self.filter(Q(published_version__namespace=namespace)
                             | Q(revises=namespace, state__in=OPEN_STATES))
                 .select_related("published_version")
                 .annotate(round_count=Count("rounds"))
-                .prefetch_related("events__actor")
+                .prefetch_related(models.Prefetch(
+                    "events", to_attr="decisions",
+                    queryset=RequestEvent.objects.decisions().select_related("actor")))
                 .order_by("published_version__number", "pk"))
 
     def with_public_comments(self):
@@ -240,6 +243,15 @@ class Round(AppendOnlyModel, TemplateFields):
         return template_values(self)
 
 
+class RequestEventQuerySet(AppendOnlyQuerySet):
+    def decisions(self):
+        """The events that moved a request to another state (submitted, approved,
+        registered, ...): transitions, not assignments, reminders or mail, and no
+        event that left the state as it was."""
+        return (self.filter(kind=RequestEvent.Kind.TRANSITION)
+                .exclude(to_state=F("from_state")))
+
+
 class RequestEvent(AppendOnlyModel):
     """One thing done to a request: who, when, which transition, from, to, why."""
 
@@ -268,6 +280,8 @@ class RequestEvent(AppendOnlyModel):
     round = models.ForeignKey(Round, null=True, blank=True, on_delete=models.PROTECT,
                               related_name="+")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    objects: ClassVar = RequestEventQuerySet.as_manager()
 
     class Meta:
         ordering = ["created_at", "id"]
