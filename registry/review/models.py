@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Count, Exists, F, OuterRef, Q
-from django.db.models.functions import Lower
+from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce, Lower
 from django.urls import reverse
 from django.utils import timezone
 
@@ -102,19 +102,33 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
         return (self.filter(state=State.REGISTERED)
                 .select_related("published_version__namespace").order_by("-updated_at")[:limit])
 
-    def review_record_of(self, namespace: Namespace):
-        """The namespace page's review side, in one query (and one for the decisions):
-        the requests that published its versions (its review record) and the open
-        requests for a new version of it, each with ``round_count`` and its
-        ``decisions`` (RequestEventQuerySet.decisions, oldest first, with their actors)."""
-        return (self.filter(Q(published_version__namespace=namespace)
-                            | Q(revises=namespace, state__in=OPEN_STATES))
-                .select_related("published_version")
-                .annotate(round_count=Count("rounds"))
-                .prefetch_related(models.Prefetch(
-                    "events", to_attr="decisions",
-                    queryset=RequestEvent.objects.decisions().select_related("actor")))
-                .order_by("published_version__number", "pk"))
+    def review_record_of(self, namespace: Namespace) -> list[RegistrationRequest]:
+        """The namespace page's review side, in one query: the requests that published
+        its versions (its review record), then the open requests for a new version of
+        it, each with ``round_count`` and its ``decisions`` (RequestEvent.objects
+        .decisions(), oldest first, with their actors).
+
+        Read from the decisions, each joined to its request: every request here has at
+        least one (its submission, which took it out of draft; open states all lie past
+        it), so the requests need no query of their own."""
+        rounds = (Round.objects.filter(request=OuterRef("request")).order_by()
+                  .values("request").annotate(n=Count("pk")).values("n"))
+        decisions = (RequestEvent.objects.decisions()
+                     .filter(Q(request__published_version__namespace=namespace)
+                             | Q(request__revises=namespace, request__state__in=OPEN_STATES))
+                     .select_related("request__published_version", "actor")
+                     .annotate(request_round_count=Coalesce(Subquery(rounds), 0))
+                     .order_by(F("request__published_version__number").asc(nulls_last=True),
+                               "request_id", "created_at", "id"))
+        requests: dict[int, Any] = {}  # each request gains round_count and decisions
+        for decision in decisions:
+            request = requests.get(decision.request_id)
+            if request is None:
+                request = requests[decision.request_id] = decision.request
+                request.round_count = decision.request_round_count
+                request.decisions = []
+            request.decisions.append(decision)
+        return list(requests.values())
 
     def with_public_comments(self):
         """Prefetch each request's public comments (``public_comments``, oldest first),
