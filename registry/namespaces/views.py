@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import string
 from typing import Any, cast
+from urllib.parse import urlencode
 
 from django.core.paginator import Paginator
 from django.db.models import Count, Q
@@ -30,6 +31,7 @@ from registry.protection import limited
 PAGE_SIZE = 250
 HISTORY_ON_PAGE = 20
 HISTORY_PAGE_SIZE = 100
+SEARCH_PAGE_SIZE = 50
 LETTERS = list(string.ascii_lowercase) + ["0-9"]
 
 
@@ -78,6 +80,12 @@ def _table(request, queryset, prefix: str, sort: str, count: int):
     return paginator.get_page(request.GET.get(f"{prefix}page"))
 
 
+def _keep(params: dict[str, str]) -> str:
+    """The parameters a pager link keeps, urlencoded, each followed by "&" (none when empty)."""
+    kept = urlencode({name: value for name, value in params.items() if value})
+    return f"{kept}&" if kept else ""
+
+
 REGISTRY_PARAMS = ("status", "sort", "letter", "fpage", "ipage")
 
 
@@ -112,6 +120,7 @@ def registry_page(request):
             "letters": LETTERS,
             "statuses": Namespace.Status.choices,
             "counts": counts,
+            "table_query": _keep({"sort": sort, "status": status, "letter": letter}),
             "experts": designated_experts(),
             "last_change": current_generation(request).real_change_at,
         }
@@ -135,7 +144,7 @@ def search(request):
         results = Namespace.objects.search(q) if q else Namespace.objects.none()
         # A RankedSearch offers what Paginator uses (count() and slices), not the
         # len() and iteration the stubs' protocol also asks for.
-        page = Paginator(cast(Any, results), 50).get_page(request.GET.get("page"))
+        page = Paginator(cast(Any, results), SEARCH_PAGE_SIZE).get_page(request.GET.get("page"))
         for namespace in page:
             namespace.snippet = highlight(
                 " · ".join(filter(None, [namespace.organisation, namespace.search_text])), q
@@ -143,6 +152,7 @@ def search(request):
             namespace.nid_html = highlight(namespace.nid, q)
         suggestions = Namespace.objects.similar_to(q) if q and not page.paginator.count else []
         return {"q": q, "page": page, "suggestions": suggestions, "urn_nid": nid,
+                "page_query": _keep({"q": q}),
                 "more": getattr(results, "more", False),
                 "typed": request.GET.get("q", "")[:1000],
                 "error": next(iter(form.errors.get("q", [])), ""),
