@@ -2,9 +2,12 @@
 
 - Rate limits (django-ratelimit, counted in the cache, Redis in production) on the
   inputs that cost the registry work or send mail: comments, the URN check API,
-  the live NID check and search. ``limited(group, key)`` decorates a view;
-  the rates come from settings.RATE_LIMITS, so an operator can tune them. A visitor
-  over a limit gets a 429 page (JSON under /api/) with Retry-After.
+  the live NID check and search. ``limited(group, key)`` decorates a view whose
+  every request costs; ``limit(request, group)`` counts where the cost is, for a
+  view that answers most requests from the public cache (search, GET /api/check:
+  only a cache miss does work, so only a miss counts). The rates come from
+  settings.RATE_LIMITS, so an operator can tune them. A visitor over a limit gets a
+  429 page (JSON under /api/) with Retry-After.
 - ``ProtectionHeadersMiddleware``: Permissions-Policy on every response, and
   ``Cache-Control: private, no-store`` on everything answered to a signed-in person
   (their drafts, internal comments and queues must not stay in a shared cache or
@@ -21,8 +24,9 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils.cache import add_never_cache_headers, patch_cache_control
-from django_ratelimit.core import _split_rate
+from django_ratelimit.core import _split_rate, is_ratelimited
 from django_ratelimit.decorators import ratelimit
+from django_ratelimit.exceptions import Ratelimited
 
 PERMISSIONS_POLICY = ", ".join(f"{feature}=()" for feature in (
     "accelerometer", "autoplay", "camera", "display-capture", "fullscreen", "geolocation",
@@ -53,6 +57,17 @@ def limited(group: str, key: str = "ip") -> Callable:
         return wrapper
 
     return decorator
+
+
+def limit(request: HttpRequest, group: str, key: str = "ip") -> None:
+    """Count this request against the group's rate; past it, raise Ratelimited (the
+    429 of ``too_many_requests``, through django-ratelimit's middleware)."""
+    if group not in settings.RATE_LIMITS:
+        raise KeyError(f"no rate for {group!r} in settings.RATE_LIMITS")
+    request.rate_limit_group = group  # type: ignore[attr-defined]
+    if is_ratelimited(request, group=group, key=key, rate="registry.protection.rate_for",
+                      increment=True):
+        raise Ratelimited()
 
 
 def too_many_requests(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:

@@ -47,23 +47,48 @@ def test_comments_are_rate_limited_per_person(client, registrant, other_registra
 
 
 @pytest.mark.rate_limits
-@pytest.mark.parametrize("path, params", [("/api/check", {"urn": "urn:example:a"}),
-                                          ("/api/nid-check", {"nid": "example"})])
-def test_the_apis_answer_429_json(client, db, limits, path, params):
-    for _ in range(3):
-        assert client.get(path, params).status_code == 200
-    response = client.get(path, params)
+@pytest.mark.parametrize(("path", "name", "value"), [("/api/check", "urn", "urn:example:a"),
+                                                     ("/api/nid-check", "nid", "example")])
+def test_the_apis_answer_429_json(client, db, limits, path, name, value):
+    for n in range(3):  # each a different question: none is answered from the cache
+        assert client.get(path, {name: f"{value}{n}"}).status_code == 200
+    response = client.get(path, {name: f"{value}9"})
     assert response.status_code == 429
     assert response.json()["retry_after"] == 60 and response["Retry-After"] == "60"
     # Counted per client address.
-    assert client.get(path, params, REMOTE_ADDR="192.0.2.7").status_code == 200
+    assert client.get(path, {name: f"{value}8"}, REMOTE_ADDR="192.0.2.7").status_code == 200
+
+
+@pytest.mark.rate_limits
+def test_posted_urn_checks_are_counted_every_time(client, db, limits):
+    for _ in range(3):
+        assert client.post("/api/check", ["urn:example:a"],
+                           content_type="application/json").status_code == 200
+    assert client.post("/api/check", ["urn:example:a"],
+                       content_type="application/json").status_code == 429
+
+
+@pytest.mark.rate_limits
+@pytest.mark.parametrize(("path", "name", "value"), [("/api/check", "urn", "urn:example:a"),
+                                                     ("/search/", "q", "isbn")])
+def test_an_answer_from_the_public_cache_is_not_counted(client, db, limits, path, name,
+                                                        value):
+    """Only work counts: the same question again, until the registry changes, is
+    answered from the cache, and the allowance is left for questions that cost."""
+    for _ in range(10):
+        assert client.get(path, {name: value}).status_code == 200
+    for n in range(2):
+        assert client.get(path, {name: f"{value}{n}"}).status_code == 200
+    assert client.get(path, {name: f"{value}x"}).status_code == 429
 
 
 @pytest.mark.rate_limits
 def test_search_and_the_checker_page_are_rate_limited(client, db, limits):
-    for _ in range(3):
-        assert client.get("/search/", {"q": "isbn"}).status_code == 200
-    assert client.get("/search/", {"q": "isbn"}).status_code == 429
+    for n in range(3):
+        assert client.get("/search/", {"q": f"isbn{n}"}).status_code == 200
+    refused = client.get("/search/", {"q": "isbn9"})
+    assert refused.status_code == 429
+    assert texts(page(refused), "//h1") == ["Too many requests"]
     for _ in range(3):
         client.post("/check/", {"urns": "urn:example:a"})
     assert client.post("/check/", {"urns": "urn:example:a"}).status_code == 429

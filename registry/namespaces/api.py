@@ -36,7 +36,7 @@ from registry.namespaces.openapi import openapi_document
 from registry.namespaces.public_cache import public_document
 from registry.namespaces.template import TEXT_FIELDS
 from registry.namespaces.xrefs import xml_safe
-from registry.protection import limited
+from registry.protection import limit
 
 API_PAGE_SIZE = 100
 
@@ -145,16 +145,26 @@ def _namespace_detail(request, nid):
 
 @csrf_exempt  # a read-only computation with no side effects or session use
 @require_http_methods(["GET", "POST"])
-@limited("api_check")
 def check(request):
-    """GET ?urn=... (repeatable) or POST a JSON list / {"urns": [...]} / plain lines."""
+    """GET ?urn=... (repeatable) or POST a JSON list / {"urns": [...]} / plain lines.
+
+    A GET's answer depends only on its URNs and the registry: it is kept per registry
+    generation (resolvers ask for the same URNs again and again), and only the
+    computation is rate-limited."""
     if request.method == "GET":
-        urns = [u for u in request.GET.getlist("urn") if u.strip()]
-    else:
-        try:
-            urns = _posted_urns(request)
-        except ValueError as exc:
-            return JsonResponse({"error": str(exc)}, status=400)
+        return public_document(request, lambda: _check(
+            request, [u for u in request.GET.getlist("urn") if u.strip()]), params=("urn",))
+    limit(request, "api_check")
+    try:
+        urns = _posted_urns(request)
+    except ValueError as exc:
+        return JsonResponse({"error": str(exc)}, status=400)
+    return _check(request, urns, counted=True)
+
+
+def _check(request, urns: list[str], *, counted: bool = False) -> JsonResponse:
+    if not counted:
+        limit(request, "api_check")
     if not urns:
         return JsonResponse({"error": "give one or more URNs: ?urn=urn:example:a"}, status=400)
     if len(urns) > MAX_URNS:

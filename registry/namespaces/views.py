@@ -26,7 +26,7 @@ from registry.namespaces.presentation import (
 from registry.namespaces.public_cache import current_generation, public_document, public_page
 from registry.namespaces.querysets import nid_from_query
 from registry.namespaces.template import SECTIONS, render_text, template_values
-from registry.protection import limited
+from registry.protection import limit, limited
 
 PAGE_SIZE = 250
 HISTORY_ON_PAGE = 20
@@ -129,7 +129,6 @@ def registry_page(request):
 
 
 @require_GET
-@limited("search")
 def search(request):
     form = SearchForm(request.GET)
     # Refused text (a control or bidi character, too long) stays in the box with the reason.
@@ -141,6 +140,8 @@ def search(request):
             return redirect(namespace)
 
     def build() -> dict:
+        # Only a search the cache cannot answer costs the database: only it is counted.
+        limit(request, "search")
         results = Namespace.objects.search(q) if q else Namespace.objects.none()
         # A RankedSearch offers what Paginator uses (count() and slices), not the
         # len() and iteration the stubs' protocol also asks for.
