@@ -211,9 +211,8 @@ def main() -> None:
             headers = {**proxy, "Accept-Encoding": "gzip"}
             # Cold is the first request after a publish, in a worker that has served
             # the page before (its code and templates loaded, as in a running site):
-            # every worker gets the page once, then the generation moves.
-            for _ in range(3 * args.workers):
-                fetch(base + path, headers)
+            # a second of load reaches every worker, then the generation moves.
+            wrk(base + path, connections=args.connections, duration=1, headers=headers)
             psql(database_url, "UPDATE namespaces_registrygeneration "
                                "SET number = number + 1, changed_at = now()")
             status, cold_ms, got = fetch(base + path, headers)
