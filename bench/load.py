@@ -213,6 +213,7 @@ def main() -> None:
             # the page before (its code and templates loaded, as in a running site):
             # a second of load reaches every worker, then the generation moves.
             wrk(base + path, connections=args.connections, duration=1, headers=headers)
+            time.sleep(1)  # the requests wrk left queued are served before the publish
             psql(database_url, "UPDATE namespaces_registrygeneration "
                                "SET number = number + 1, changed_at = now()")
             status, cold_ms, got = fetch(base + path, headers)
