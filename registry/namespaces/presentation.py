@@ -195,6 +195,8 @@ def registry_rows(rows, *, informal: bool = False) -> SafeString:
 
     Built here rather than in a template loop: a page has 250 rows, and the
     template engine would spend most of a cold page's time on them."""
+    from html import escape  # the standard library's: these rows are built, not rendered
+
     from django.urls import reverse
 
     from registry.namespaces.models import Namespace, reference_link
