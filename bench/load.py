@@ -1,16 +1,16 @@
 """The public pages and exports under load, as in production. One command:
 
     .venv/bin/python bench/load.py                      # 10,000 x 5, a database of its own
-    .venv/bin/python bench/load.py --namespaces 1000 --duration 4 --keep
+    .venv/bin/python bench/load.py --namespaces 1000 --duration 2 --repeat 1 --keep
 
 Creates (or, with --database, reuses) a PostgreSQL database, migrates it, imports
 IANA's registry and seeds N namespaces x V versions (``seed_load``), collects the
 static files, then starts gunicorn as in production (gunicorn.conf.py,
 REGISTRY_ENV=production, DEBUG off, Redis as cache and broker) on a free port of
 127.0.0.1 (or --port). For each page it then measures, with wrk (16 connections,
-bounded in time), the floor first, a trivial view (``/bench-floor/``, only in
-bench/settings.py) through the same middleware on the same server, then the
-page; and one request alone right after the registry generation moves (as a
+bounded in time), the floor, a trivial view (``/bench-floor/``, only in
+bench/settings.py) through the same middleware on the same server, and the page,
+in turns (3 x 4 s each by default; medians reported); and one request alone right after the registry generation moves (as a
 publish moves it), the cold page. It prints requests/s, p50, p99, the ratio to
 the floor, SQL queries per request (warm and cold) and the cold time, as a
 Markdown table. Requests carry ``X-Forwarded-Proto: https``, as behind the TLS
@@ -134,6 +134,15 @@ def wrk(url: str, *, connections: int, duration: int, headers: dict) -> dict:
             "timeouts": int(timeouts.group(1)) if timeouts else 0}
 
 
+def median_run(results: list[dict]) -> dict:
+    """Each figure of several wrk runs as its median (errors and timeouts summed)."""
+    return {"rps": statistics.median(r["rps"] for r in results),
+            "p50": statistics.median(r["p50"] for r in results),
+            "p99": statistics.median(r["p99"] for r in results),
+            "errors": sum(r["errors"] for r in results),
+            "timeouts": sum(r["timeouts"] for r in results)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--namespaces", type=int, default=10_000)
@@ -146,7 +155,9 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0, help="default: a free port")
     parser.add_argument("--workers", type=int, default=3)
     parser.add_argument("--connections", type=int, default=16)
-    parser.add_argument("--duration", type=int, default=8, help="seconds per wrk run")
+    parser.add_argument("--duration", type=int, default=4, help="seconds per wrk run")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="floor and page runs, in turns, per page (medians are reported)")
     parser.add_argument("--only", help="measure only pages whose label contains this")
     args = parser.parse_args()
     if not shutil.which("wrk"):
@@ -225,10 +236,16 @@ def main() -> None:
             warm = [fetch(base + path, headers) for _ in range(2 * args.workers)]
             warm_ms = min(ms for _, ms, _ in warm)
             warm_queries = min(int(got.get("X-SQL-Queries", 0)) for _, _, got in warm)
-            floor = wrk(base + "/bench-floor/", connections=args.connections,
-                        duration=args.duration, headers=headers)
-            page = wrk(base + path, connections=args.connections, duration=args.duration,
-                       headers=headers)
+            # Floor and page in turns, --repeat times: a drift of the machine between
+            # two runs (the floor moved by 20% between runs on the quiet machine)
+            # reaches both sides; each figure is the median of its runs.
+            floors, runs = [], []
+            for _ in range(args.repeat):
+                floors.append(wrk(base + "/bench-floor/", connections=args.connections,
+                                  duration=args.duration, headers=headers))
+                runs.append(wrk(base + path, connections=args.connections,
+                                duration=args.duration, headers=headers))
+            floor, page = median_run(floors), median_run(runs)
             rows.append((label, page, floor, warm_queries, cold_queries,
                          cold_ms, warm_ms, export))
             print(f"  {label}: {page['rps']:.0f} req/s, floor {floor['rps']:.0f}", flush=True)
@@ -244,7 +261,8 @@ def main() -> None:
     print(f"{dt.date.today()}, {platform.node()}: {os.cpu_count()} cores, "
           f"{platform.processor() or platform.machine()}, Python {platform.python_version()}; "
           f"{args.namespaces:,} namespaces x {args.versions} versions; gunicorn "
-          f"{args.workers} sync workers; wrk {args.connections} connections, {args.duration} s")
+          f"{args.workers} sync workers; wrk {args.connections} connections, {args.repeat} x "
+          f"{args.duration} s, floor and page in turns (medians)")
     print()
     print("| page | req/s | floor req/s | ratio | p50 ms | p99 ms | floor p50 / p99 ms "
           "| SQL warm / cold | cold ms |")
