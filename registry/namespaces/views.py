@@ -130,20 +130,29 @@ def registry_page(request):
     return public_page(request, "namespaces/registry.html", build, params=REGISTRY_PARAMS)
 
 
+def _search_query(request) -> tuple[str, str]:
+    """The query as searched, and the error to show at the box: refused text (a control
+    or bidi character, too long) stays in the box with the reason."""
+    form = SearchForm(request.GET)
+    q = form.cleaned_data["q"] if form.is_valid() else ""
+    return q, str(next(iter(form.errors.get("q", [])), ""))
+
+
 @require_GET
 def search(request):
-    form = SearchForm(request.GET)
-    # Refused text (a control or bidi character, too long) stays in the box with the reason.
-    q = form.cleaned_data["q"] if form.is_valid() else ""
-    nid = nid_from_query(q)
-    if nid:
-        namespace = Namespace.objects.by_nid(nid).first()
+    # A URN jumps to its namespace when that is registered. Anything else is answered
+    # from the public cache when it can be: the form is read only to build the page.
+    if request.GET.get("q", "").strip().lower().startswith("urn:"):
+        nid = nid_from_query(_search_query(request)[0])
+        namespace = Namespace.objects.by_nid(nid).first() if nid else None
         if namespace:
             return redirect(namespace)
 
     def build() -> dict:
         # Only a search the cache cannot answer costs the database: only it is counted.
         limit(request, "search")
+        q, error = _search_query(request)
+        nid = nid_from_query(q)
         results = Namespace.objects.search(q) if q else Namespace.objects.none()
         # A RankedSearch offers what Paginator uses (count() and slices), not the
         # len() and iteration the stubs' protocol also asks for.
@@ -158,7 +167,7 @@ def search(request):
                 "page_query": _keep({"q": q}),
                 "more": getattr(results, "more", False),
                 "typed": request.GET.get("q", "")[:1000],
-                "error": next(iter(form.errors.get("q", [])), ""),
+                "error": error,
                 "slots": {"nav": {"search_query": q}}}
 
     return public_page(request, "namespaces/search.html", build, params=("q", "page"))
