@@ -10,13 +10,14 @@ REGISTRY_ENV=production, DEBUG off, Redis as cache and broker) on a free port of
 127.0.0.1 (or --port). For each page it then measures, with wrk (16 connections,
 bounded in time), the floor, a trivial view (``/bench-floor/``, only in
 bench/settings.py) through the same middleware on the same server, and the page,
-in turns (3 x 4 s each by default; medians reported); and one request alone right after the registry generation moves (as a
-publish moves it), the cold page. It prints requests/s, p50, p99, the ratio to
-the floor, SQL queries per request (warm and cold) and the cold time, as a
-Markdown table. Requests carry ``X-Forwarded-Proto: https``, as behind the TLS
-proxy production has, and ask for gzip, as browsers, feed readers and harvesters do.
-The cold time is the first request after the generation moves, on a server whose
-workers have each served that page before (as on a running site after a publish).
+in turns (3 x 4 s each by default; medians reported); and one request alone
+right after the registry generation moves (as a publish moves it), the cold
+page. It prints requests/s, p50, p99, the ratio to the floor, SQL queries per
+request (warm and cold) and the cold time, as a Markdown table, then medians.
+Requests carry ``X-Forwarded-Proto: https``, as behind the TLS proxy production
+has, and ask for gzip, as browsers, feed readers and harvesters do. The cold
+time is the first request after the generation moves, on a server whose workers
+have each served that page before (as on a running site after a publish).
 
 It stops gunicorn when done and drops the database it created (not with --keep
 or --database). Needs wrk, PostgreSQL and Redis on 127.0.0.1.

@@ -8,6 +8,7 @@ and get 304s."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, cast
 from urllib.parse import urlsplit
 
@@ -59,7 +60,23 @@ def _with_version_facts(page) -> list[Namespace]:
     return namespaces
 
 
-def namespace_summary(request, ns: Namespace) -> dict:
+def _nid_url(request, name: str) -> Callable[[str], str]:
+    """The absolute URL of a per-NID route, reversed once: a NID is letters, digits and
+    hyphens only (RFC 8141 section 2), so it goes into the path as it is. A page of 100
+    namespaces spent a third of its time reversing and building these one by one."""
+    pattern = _absolute(request, reverse(name, args=["NID"]))
+    head, tail = pattern.split("NID", 1)
+    return lambda nid: f"{head}{nid}{tail}"
+
+
+def summary_links(request) -> dict[str, Callable[[str], str]]:
+    return {"url": _nid_url(request, "namespaces:detail"),
+            "api_url": _nid_url(request, "namespaces:api-detail")}
+
+
+def namespace_summary(request, ns: Namespace,
+                      links: dict[str, Callable[[str], str]] | None = None) -> dict:
+    links = links or summary_links(request)
     return {
         "nid": ns.nid,
         "kind": ns.kind,
@@ -73,8 +90,8 @@ def namespace_summary(request, ns: Namespace) -> dict:
         "contact": [_reference(x) for x in ns.contact],
         "organisation": ns.organisation,
         "template_url": template_url(ns) or None,
-        "url": _absolute(request, ns.get_absolute_url()),
-        "api_url": _absolute(request, reverse("namespaces:api-detail", args=[ns.nid])),
+        "url": links["url"](ns.nid),
+        "api_url": links["api_url"](ns.nid),
     }
 
 
@@ -102,6 +119,8 @@ def _namespaces_list(request):
     rows = (Namespace.objects.filter(pk__in=cast(Any, page.object_list)).sorted_by("nid")
             .select_related("replaced_by"))
 
+    links = summary_links(request)
+
     def link(number):
         params = request.GET.copy()
         params["page"] = number
@@ -113,7 +132,7 @@ def _namespaces_list(request):
         "pages": paginator.num_pages,
         "next": link(page.next_page_number()) if page.has_next() else None,
         "previous": link(page.previous_page_number()) if page.has_previous() else None,
-        "results": [namespace_summary(request, ns) for ns in _with_version_facts(rows)],
+        "results": [namespace_summary(request, ns, links) for ns in _with_version_facts(rows)],
     })
 
 

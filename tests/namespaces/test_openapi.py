@@ -78,3 +78,13 @@ def test_the_api_types_references_as_iana_does(client, registered):
     assert [(r["type"], r["label"]) for r in ucode["references"]] == [
         ("rfc", "RFC6588"), ("rfc-errata", "RFC Errata 3188"), ("rfc-errata", "RFC Errata 3189")]
     assert ucode["references"][1]["url"] == "https://www.rfc-editor.org/errata/eid3188"
+
+
+def test_each_namespace_links_to_its_page_and_its_api_document(client, registered):
+    listed = client.get("/api/namespaces/", {"kind": "informal"}, secure=True).json()["results"]
+    assert listed and all(
+        (row["url"], row["api_url"]) == (f"https://testserver/namespaces/{row['nid']}/",
+                                         f"https://testserver/api/namespaces/{row['nid']}/")
+        for row in listed)
+    for row in listed[:2]:
+        assert client.get(row["api_url"]).json()["url"] == row["url"].replace("https", "http")
