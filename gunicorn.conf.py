@@ -21,9 +21,17 @@ keepalive = 5
 # spikes in p99 under load). Connections (PostgreSQL, Redis) open lazily, per worker.
 preload_app = True
 # Recycle workers now and then, staggered, so no slow leak accumulates (a worker
-# serves about 1,000 requests a second under load: every couple of minutes).
-max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "100000"))
+# serves up to 1,000 requests a second under load: at most every quarter of an hour).
+max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "1000000"))
 max_requests_jitter = max_requests // 10
 accesslog = "-"
 errorlog = "-"
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
+
+
+def when_ready(server):
+    """In the master, after the app is loaded and before any worker forks: compile the
+    templates and URL patterns once, so every worker starts with them (registry/warmup.py)."""
+    from registry.warmup import warm
+
+    server.log.info("warmed %d templates", len(warm()))
