@@ -58,6 +58,21 @@ def django_db_modify_db_settings():
         db_settings.setdefault("TEST", {})["NAME"] = f"{base}_{RUN_ID}"[:63]
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """pytest-django's, and before it drops this run's test database: end the sessions
+    that other threads (the live server's, a Celery worker's) left open on it, which
+    would otherwise keep PostgreSQL from dropping it (and leave one database per run)."""
+    yield
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                       "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+
+
 @pytest.fixture(autouse=True)
 def _fresh_public_cache():
     """Each test starts with an empty page cache: a test's rolled-back writes leave
