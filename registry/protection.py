@@ -25,7 +25,6 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils.cache import add_never_cache_headers, patch_cache_control
 from django_ratelimit.core import _split_rate, is_ratelimited
-from django_ratelimit.decorators import ratelimit
 from django_ratelimit.exceptions import Ratelimited
 
 PERMISSIONS_POLICY = ", ".join(f"{feature}=()" for feature in (
@@ -41,18 +40,16 @@ def rate_for(group: str, request: HttpRequest) -> str:
 
 
 def limited(group: str, key: str = "ip") -> Callable:
-    """Refuse a visitor (by ``key``: "ip" or "user") past the group's rate, with a 429."""
+    """Refuse a visitor (by ``key``: "ip" or "user") past the group's rate, with a 429:
+    ``limit()`` on every request of the view."""
     if group not in settings.RATE_LIMITS:
         raise KeyError(f"no rate for {group!r} in settings.RATE_LIMITS")
 
     def decorator(view: Callable) -> Callable:
-        counted = ratelimit(group=group, key=key, rate="registry.protection.rate_for",
-                            block=True)(view)
-
         @wraps(view)
         def wrapper(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
-            request.rate_limit_group = group  # type: ignore[attr-defined]
-            return counted(request, *args, **kwargs)
+            limit(request, group, key)
+            return view(request, *args, **kwargs)
 
         return wrapper
 
@@ -61,9 +58,8 @@ def limited(group: str, key: str = "ip") -> Callable:
 
 def limit(request: HttpRequest, group: str, key: str = "ip") -> None:
     """Count this request against the group's rate; past it, raise Ratelimited (the
-    429 of ``too_many_requests``, through django-ratelimit's middleware)."""
-    if group not in settings.RATE_LIMITS:
-        raise KeyError(f"no rate for {group!r} in settings.RATE_LIMITS")
+    429 of ``too_many_requests``, through django-ratelimit's middleware). For a view
+    that does costly work only sometimes, called where that work starts."""
     request.rate_limit_group = group  # type: ignore[attr-defined]
     if is_ratelimited(request, group=group, key=key, rate="registry.protection.rate_for",
                       increment=True):

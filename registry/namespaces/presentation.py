@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.utils.html import escape
@@ -188,6 +189,16 @@ def highlight(text: str, query: str, *, width: int = 180) -> SafeString:
     return mark_safe(prefix + "".join(out) + suffix)  # noqa: S308 - escaped above
 
 
+def nid_route(name: str) -> Callable[[str], str]:
+    """The path of a per-NID route, reversed once for a whole list: a NID is letters,
+    digits and hyphens only (RFC 8141 section 2), so it goes into the path as it is
+    (reversing 250 rows one by one was a third of a list's time)."""
+    from django.urls import reverse
+
+    head, tail = reverse(name, args=["NID"]).split("NID", 1)
+    return lambda nid: f"{head}{nid}{tail}"
+
+
 def registry_rows(rows, *, informal: bool = False) -> SafeString:
     """The rows of a registry table (formal: NID, date, reference, template;
     informal: NID, value, date, registrant, template) as escaped HTML, from the
@@ -197,22 +208,20 @@ def registry_rows(rows, *, informal: bool = False) -> SafeString:
     template engine would spend most of a cold page's time on them."""
     from html import escape  # the standard library's: these rows are built, not rendered
 
-    from django.urls import reverse
-
     from registry.namespaces.models import Namespace, reference_link
 
-    detail = reverse("namespaces:detail", args=["NID"])
-    text = reverse("namespaces:template-txt", args=["NID"])
+    detail = nid_route("namespaces:detail")
+    text = nid_route("namespaces:template-txt")
     out = []
     for row in rows:
         nid = escape(row["nid"])
         deprecated = row["status"] == Namespace.Status.DEPRECATED
-        link = f'<a class="nid" href="{detail.replace("NID", nid)}">{nid}</a>'
+        link = f'<a class="nid" href="{detail(nid)}">{nid}</a>'
         if deprecated:
             link += ' <span class="badge text-bg-warning">deprecated</span>'
         date = row["registered_on"].isoformat() if row["registered_on"] else ""
         if row["version_count"]:
-            template = f'<a href="{text.replace("NID", nid)}">version {row["version_count"]}</a>'
+            template = f'<a href="{text(nid)}">version {row["version_count"]}</a>'
         elif row["template_url"]:
             template = (f'<a href="{escape(row["template_url"])}" '
                         'title="The template as IANA publishes it">IANA</a>')

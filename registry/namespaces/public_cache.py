@@ -198,18 +198,8 @@ def _anonymous_response(request: HttpRequest, whole: dict[str, Any]) -> HttpResp
 
 
 def _render_slot(request: HttpRequest, name: str, context: dict) -> str:
-    if settings.SESSION_COOKIE_NAME not in request.COOKIES:
-        # No session: an anonymous visitor with no messages, whose slots depend on
-        # nothing but their context, so each is rendered once per process.
-        memo_key = (name, tuple(sorted(context.items())))
-        text = _anonymous_slots.get(memo_key)
-        if text is None:
-            text = "" if name == "holder" else render_to_string(
-                SLOT_TEMPLATES[name], context, request=request)
-            if len(_anonymous_slots) > 1000:
-                _anonymous_slots.clear()
-            _anonymous_slots[memo_key] = text
-        return text
+    # A visitor without a session reaches this once per page and generation in a
+    # process: public_page keeps the finished page for the next such visitor.
     if name == "holder":
         if not request.user.is_authenticated:
             return ""
@@ -226,9 +216,6 @@ def _holder_context(request: HttpRequest, context: dict) -> dict:
     namespace = Namespace(pk=context["namespace_id"], nid=context["nid"],
                           holder_id=context["holder_id"])
     return {"can_revise": can_revise(namespace, request.user), "is_holder": True}
-
-
-_anonymous_slots: dict[tuple, str] = {}
 
 
 def public_document(request: HttpRequest, build: Callable[[], HttpResponse], *,
