@@ -25,9 +25,10 @@ GROUP_PERMISSIONS: dict[str, tuple[str, ...]] = {
         "accounts.grant_role", "accounts.view_accountevent",
         "namespaces.view_namespace", "namespaces.change_namespace",
         "namespaces.set_namespace_status", "namespaces.view_templateversion",
-        "namespaces.view_namespaceevent",
+        "namespaces.view_namespaceevent", "namespaces.view_person",
+        "namespaces.view_registrymetadata", "namespaces.view_registryevent",
         "review.view_registrationrequest", "review.view_round", "review.view_requestevent",
-        "review.view_comment",
+        "review.view_comment", "review.view_outboundmessage", "review.view_inboundmessage",
     ),
     EXPERT: (),
 }

@@ -21,8 +21,9 @@ from registry.accounts.roles import ROLE_GROUPS, require_staff_pages, role_label
 from registry.namespaces.actions import RegistryError, namespace_update_record
 from registry.review.models import RegistrationRequest
 
-FILTERS = {"recognized": "Recognized standards bodies", **{r: r.capitalize()
-                                                            for r in ROLE_GROUPS}}
+# The role's own name, first letter raised ("IANA staff" stays as it is written).
+FILTERS = {"recognized": "Recognized standards bodies",
+           **{r: r[0].upper() + r[1:] for r in ROLE_GROUPS}}
 
 
 @login_required
