@@ -3,6 +3,7 @@
 
     python3 dev.py start [ADDRESS]  # venv + install + migrate + real registry + demo + serve
     python3 dev.py test    # venv + install + the whole test suite
+    python3 dev.py lock [--check]  # compile pyproject.toml into the hashed lock files
 
 ``start`` runs on the embedded default (SQLite, Celery eager, console mail)
 unless DATABASE_URL etc. are set; ADDRESS is ``host:port`` or a port (default
@@ -10,15 +11,23 @@ unless DATABASE_URL etc. are set; ADDRESS is ``host:port`` or a port (default
 PostgreSQL on 127.0.0.1:5432 and Redis on 127.0.0.1:6379 when they answer (and
 insists on them when CI=true); elsewhere it runs on SQLite and the PostgreSQL-only
 tests are skipped with a printed reason. Extra arguments after ``test`` go to pytest.
+
+Dependencies are declared once, in pyproject.toml; ``lock`` compiles them with pip-tools
+into requirements.lock (what runs) and requirements-dev.lock (that and the dev extra), every
+package pinned with its hashes. ``start`` and ``test`` install from those files only, and
+``test`` removes whatever the lock does not name, so the tested environment is the lock's.
+``lock --check`` fails when pyproject.toml changed after the lock was compiled.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import socket
 import subprocess
 import sys
+import tomllib
 import venv
 from pathlib import Path
 
@@ -38,20 +47,94 @@ def run(*args, **kwargs) -> None:
     subprocess.run([str(a) for a in args], check=True, cwd=ROOT, **kwargs)
 
 
-def ensure_venv(requirements: str) -> None:
+# Each lock file and the pyproject.toml extras it is compiled with.
+LOCKS = {"requirements.lock": (), "requirements-dev.lock": ("dev",)}
+INPUTS_LINE = "# inputs sha256: "
+
+
+def declared_inputs() -> str:
+    """A digest of what pyproject.toml declares (dependencies, extras, Python): the lock
+    files carry it, so a change that was not compiled into them is seen at once."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = {key: project.get(key) for key in
+                ("requires-python", "dependencies", "optional-dependencies")}
+    return hashlib.sha256(json.dumps(declared, sort_keys=True).encode()).hexdigest()
+
+
+def stale_locks() -> list[str]:
+    digest = declared_inputs()
+    stale = []
+    for name in LOCKS:
+        path = ROOT / name
+        if not path.exists() or f"{INPUTS_LINE}{digest}\n" not in path.read_text():
+            stale.append(name)
+    return stale
+
+
+def ensure_venv_exists() -> None:
     if sys.version_info < (3, 11):
         sys.exit(f"Python 3.11 or newer is needed; this is {sys.version.split()[0]}.")
     if not PYTHON.exists():
         say(f"creating a virtual environment in {VENV}")
         venv.EnvBuilder(with_pip=True).create(VENV)
-    files = [ROOT / "requirements.txt", ROOT / requirements]
-    digest = hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()[:16]
-    stamp = VENV / f".installed-{requirements}-{digest}"
-    if not stamp.exists():
-        say(f"installing {requirements}")
-        run(PYTHON, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-            "-r", requirements)
-        stamp.touch()
+
+
+def ensure_venv(lock: str, *, exact: bool = False) -> None:
+    """Install ``lock`` into .venv with its hashes checked (once per version of the file);
+    ``exact`` also removes every package the lock does not name (pip-sync)."""
+    ensure_venv_exists()
+    digest = hashlib.sha256((ROOT / lock).read_bytes()).hexdigest()[:16]
+    stamp = VENV / f".installed-{lock}-{digest}{'-exact' if exact else ''}"
+    if stamp.exists():
+        return
+    say(f"installing {lock}")
+    run(PYTHON, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+        "--require-hashes", "--no-deps", "-r", lock)
+    if exact:
+        run(BIN / "pip-sync", "--quiet", "--pip-args", "--require-hashes --no-deps", lock)
+    for old in VENV.glob(".installed-*"):
+        old.unlink()
+    stamp.touch()
+
+
+def lock(argv: list[str]) -> int:
+    """Compile pyproject.toml into the lock files, or with --check say which are stale."""
+    if argv == ["--check"]:
+        stale = stale_locks()
+        for name in stale:
+            print(f"{name} is stale: pyproject.toml changed since it was compiled; "
+                  "run `python3 dev.py lock`.", flush=True)
+        return 1 if stale else 0
+    if (ROOT / "requirements-dev.lock").exists():
+        ensure_venv("requirements-dev.lock")
+    else:  # the very first lock: pip-tools from the registry, to compile the rest
+        ensure_venv_exists()
+        run(PYTHON, "-m", "pip", "install", "--quiet", "pip-tools")
+    digest = declared_inputs()
+    for name, extras in LOCKS.items():
+        say(f"compiling {name}")
+        run(BIN / "pip-compile", "--quiet", "--strip-extras", "--generate-hashes",
+            "--allow-unsafe", "--no-emit-index-url", "--no-emit-find-links", "--no-header",
+            *(f"--extra={extra}" for extra in extras), "--output-file", name, "pyproject.toml")
+        path = ROOT / name
+        body = path.read_text()
+        path.write_text(f"# Compiled from pyproject.toml by `python3 dev.py lock`: do not edit.\n"
+                        f"{INPUTS_LINE}{digest}\n{body}")
+    runtime, development = (pins(ROOT / name) for name in LOCKS)
+    differ = {name for name in runtime if development.get(name) != runtime[name]}
+    if differ:
+        print(f"the two locks pin {sorted(differ)} differently; run lock again", flush=True)
+        return 1
+    return 0
+
+
+def pins(path: Path) -> dict[str, str]:
+    pinned = {}
+    for line in path.read_text().splitlines():
+        if "==" in line and not line.startswith((" ", "#")):
+            name, version = line.split(" ")[0].split("==")
+            pinned[name.lower()] = version
+    return pinned
 
 
 def reachable(host: str, port: int) -> bool:
@@ -73,7 +156,7 @@ def serving_address(argv: list[str]) -> str:
 
 
 def start(argv: list[str]) -> None:
-    ensure_venv("requirements.txt")
+    ensure_venv("requirements.lock")
     address = serving_address(argv)
     env = dict(os.environ)
     # Links in mail point where this server answers, unless SITE_URL says otherwise.
@@ -92,7 +175,7 @@ def start(argv: list[str]) -> None:
 
 
 def test(argv: list[str]) -> int:
-    ensure_venv("requirements-dev.txt")
+    ensure_venv("requirements-dev.lock", exact=True)
     env = dict(os.environ)
     in_ci = env.get("CI", "").lower() == "true"
     if not env.get("DATABASE_URL"):
@@ -118,13 +201,13 @@ def test(argv: list[str]) -> int:
 
 
 def main() -> None:
-    if len(sys.argv) < 2 or sys.argv[1] not in ("start", "test"):
+    if len(sys.argv) < 2 or sys.argv[1] not in ("start", "test", "lock"):
         sys.exit(__doc__)
     command, rest = sys.argv[1], sys.argv[2:]
     if command == "start":
         start(rest)
     else:
-        sys.exit(test(rest))
+        sys.exit(test(rest) if command == "test" else lock(rest))
 
 
 if __name__ == "__main__":

@@ -99,7 +99,7 @@ def main() -> None:
     try:
         tbest, tmedian, tok = timed(theirs, urns, args.repeat)
     except ImportError:
-        print("urnparse is not installed (pip install -r requirements-dev.txt)")
+        print("urnparse is not installed (python3 dev.py test --version installs it)")
         return
     print(f"urnparse       from_string+str: median {tmedian:>10,.0f} URNs/s  "
           f"best {tbest:>10,.0f}  ({tok} of {len(urns)} accepted)")
