@@ -35,7 +35,6 @@ from registry.review.forms import (
     TransitionForm,
 )
 from registry.review.models import (
-    FINAL_STATES,
     Comment,
     InboundMessage,
     OutboundMessage,
@@ -61,7 +60,7 @@ def _held_by(user):
     """The namespaces ``user`` holds, each with its open revision (read by
     workflow.revise_refusal), in one query."""
     open_revision = (RegistrationRequest.objects.filter(revises=OuterRef("pk"))
-                     .exclude(state__in=FINAL_STATES).values("pk")[:1])
+                     .exclude(state__in=workflow.FINAL_STATES).values("pk")[:1])
     return Namespace.objects.filter(holder=user).annotate(open_revision_pk=Subquery(open_revision))
 
 
