@@ -637,13 +637,27 @@ def can_set_standardisation(request: RegistrationRequest, user: Person) -> bool:
 
 def assign_refusal(request: RegistrationRequest, user: Person,
                    expert: User | None = None) -> Refused | None:
+    """Whether ``user`` may assign ``request`` (to ``expert``, when given; None
+    unassigns). Conflict of interest: the registrant of a request neither assigns it
+    nor is assigned it, as they never decide on it."""
     if not is_expert(user):
         return NotAllowed("Only designated experts assign requests.")
+    if _is_registrant(user, request):
+        return NotAllowed("You are the registrant of this request, so you cannot assign it "
+                          "(conflict of interest): another designated expert must.")
     if request.state not in OPEN_STATES:
         return TransitionRefused("Only open requests are assigned.")
     if expert is not None and not (is_expert(expert) and expert.is_active):
         return TransitionRefused(f"{expert} is not a designated expert.", field="expert")
+    if expert is not None and expert.pk == request.registrant_id:
+        return TransitionRefused(f"{expert} is the registrant of this request and cannot review "
+                                 "it (conflict of interest).", field="expert")
     return None
+
+
+def may_be_assigned(request: RegistrationRequest, expert: User) -> bool:
+    """Whether ``expert`` is one a request can be assigned to (its assign form's choices)."""
+    return expert.pk != request.registrant_id
 
 
 def can_assign(request: RegistrationRequest, user: Person) -> bool:
