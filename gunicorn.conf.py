@@ -1,15 +1,20 @@
 """gunicorn's configuration for production: ``gunicorn -c gunicorn.conf.py``.
 
 Sync workers (each request is short: pages come from the cache), the count from
-WEB_CONCURRENCY (gunicorn's own variable) or 2 x cores + 1, the address from
-PORT or --bind. Scale out by running this on more machines behind a load
-balancer that probes /healthz; they share PostgreSQL and Redis."""
+WEB_CONCURRENCY (gunicorn's own variable) or 2 x cores + 1. It listens on
+127.0.0.1:$PORT, reachable only through the TLS proxy on the same machine; BIND
+(e.g. "10.0.0.5:8000", comma-separated for several) or --bind says otherwise, for a
+proxy on another machine (list it in TRUSTED_PROXIES). Scale out by running this on
+more machines behind a load balancer that probes /healthz; they share PostgreSQL and
+Redis."""
 
 import multiprocessing
 import os
 
 wsgi_app = "registry.wsgi:application"
-bind = [f"0.0.0.0:{os.environ.get('PORT', '8000')}"]
+bind = [address.strip() for address in
+        (os.environ.get("BIND") or f"127.0.0.1:{os.environ.get('PORT', '8000')}").split(",")
+        if address.strip()]
 workers = int(os.environ.get("WEB_CONCURRENCY") or multiprocessing.cpu_count() * 2 + 1)
 worker_class = "sync"
 timeout = 30
@@ -26,7 +31,9 @@ max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "1000000"))
 max_requests_jitter = max_requests // 10
 accesslog = "-"
 errorlog = "-"
-forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
+# The proxies whose X-Forwarded-* gunicorn believes: the app's own TRUSTED_PROXIES.
+forwarded_allow_ips = (os.environ.get("FORWARDED_ALLOW_IPS") or os.environ.get("TRUSTED_PROXIES")
+                       or "127.0.0.1")
 
 
 def when_ready(server):

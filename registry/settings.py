@@ -11,10 +11,12 @@ from __future__ import annotations
 import secrets
 from email.utils import parseaddr
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 
 from registry.env import IS_PRODUCTION, env_bool, env_int, env_list, env_str
+from registry.proxies import parse_networks
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -57,6 +59,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "registry.proxies.TrustedProxyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -244,7 +247,19 @@ IESG_ADDRESS = env_str("IESG_ADDRESS", "iesg@ietf.org")
 REVIEW_LIST_ID = env_str("REVIEW_LIST_ID", REVIEW_LIST_ADDRESS.replace("@", "."))
 REVIEW_MIN_DAYS = env_int("REVIEW_MIN_DAYS", 14)
 REVIEW_IDLE_REMINDER_DAYS = env_int("REVIEW_IDLE_REMINDER_DAYS", 7)
-SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")
+# The registry's public address: every absolute link (mail, allauth's verification and
+# password-reset links, feeds, exports) is built from it, never from a request's Host.
+SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000", required_in_production=True)
+_site = urlsplit(SITE_URL)
+if _site.scheme not in ("http", "https") or not _site.hostname or _site.path not in ("", "/"):
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured(f"SITE_URL must be like https://registry.example.org, "
+                               f"not {SITE_URL!r}.")
+if IS_PRODUCTION and _site.scheme != "https":
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured("SITE_URL must start with https:// in production.")
 SITE_NAME = env_str("SITE_NAME", "URN Namespace Registry")
 ACCOUNT_EMAIL_SUBJECT_PREFIX = f"[{SITE_NAME}] "
 
@@ -269,7 +284,8 @@ STORAGES = {
     },
 }
 if IS_PRODUCTION:  # development serves static files with runserver
-    MIDDLEWARE.insert(1, "whitenoise.middleware.WhiteNoiseMiddleware")
+    MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
+                      "whitenoise.middleware.WhiteNoiseMiddleware")
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 
 CRISPY_ALLOWED_TEMPLATE_PACKS = "bootstrap5"
@@ -277,12 +293,28 @@ CRISPY_TEMPLATE_PACK = "bootstrap5"
 
 MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
 
+# The reverse proxies (addresses or networks, comma-separated) whose X-Forwarded-For and
+# X-Forwarded-Proto are believed; the client's address for rate limits and log-in
+# throttling is read through them (registry/proxies.py). Production runs behind a TLS
+# proxy (BEHIND_PROXY, true there by default) and refuses to start without them: else
+# every visitor would share the proxy's address, or forge their own.
+BEHIND_PROXY = env_bool("BEHIND_PROXY", IS_PRODUCTION)
+TRUSTED_PROXIES = env_list("TRUSTED_PROXIES", [])
+TRUSTED_PROXY_NETWORKS = parse_networks(TRUSTED_PROXIES)
+if IS_PRODUCTION and BEHIND_PROXY and not TRUSTED_PROXIES:
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured(
+        "Set TRUSTED_PROXIES to the address(es) of the reverse proxy in front of the app "
+        "(e.g. 127.0.0.1), or BEHIND_PROXY=false if clients connect to it directly.")
+
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 if not DEBUG:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
     SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers probe over plain HTTP
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    if BEHIND_PROXY:  # believed only from a trusted proxy: registry.proxies drops it else
+        SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
@@ -316,9 +348,6 @@ RATE_LIMITS = {
     "search": env_str("RATE_LIMIT_SEARCH", "60/m"),
 }
 RATELIMIT_VIEW = "registry.protection.too_many_requests"
-# Behind a reverse proxy, the META key that holds the client's address (e.g. HTTP_X_REAL_IP);
-# by default REMOTE_ADDR.
-RATELIMIT_IP_META_KEY = env_str("RATELIMIT_IP_META_KEY", "") or None
 
 LOGGING = {
     "version": 1,

@@ -16,7 +16,8 @@ from django.core.management import call_command
 
 from registry.namespaces.actions import namespace_set_status
 from registry.namespaces.models import Namespace
-from registry.review import actions
+from registry.review import actions, workflow
+from registry.review.models import State
 from tests.factories import complete_values, make_user
 from tests.review.helpers import request_in
 
@@ -89,9 +90,9 @@ def build_site() -> Site:
     namespace_set_status(namespace=Namespace.objects.by_nid("isbn").get(), status="deprecated",
                          comment="A test deprecation: use exarchive instead.", actor=who["staff"])
 
+    # A request in every state of the workflow's table (registered: the one with versions).
     r = {state: request_in(state, path="community", people=who, nid=f"ex{state.replace('_', '')}")
-         for state in ("draft", "in_review", "changes_requested", "awaiting_iesg", "approved",
-                       "rejected", "withdrawn")}
+         for state in workflow.STATES if state != State.REGISTERED}
     r["registered"] = registered
     r["revision"] = open_revision
     r["rival"] = actions.request_create(actor=otto, kind="formal", proposed_nid="ExInReview",
@@ -126,9 +127,11 @@ def build_site() -> Site:
     core = [Page("/"), Page("/search/?q=isbn"), Page("/check/?urn=urn:exarchive:1-2"),
             Page("/namespaces/exarchive/"), Page("/namespaces/exarchive/v/1/"),
             Page("/namespaces/exarchive/diff/?a=1&b=2"), Page("/requests/review/")]
-    every_state = [page(key) for key in ("in_review", "changes_requested", "awaiting_iesg",
-                                         "approved", "rejected", "registered", "rival",
-                                         "fast_track", "informal")]
+    # Every request anyone may see: each state's that was submitted (a draft, and a draft
+    # withdrawn before submission, stay private), and the rival, fast-track and informal ones.
+    states = list(workflow.STATES)
+    submitted = [state for state in states if workflow.was_submitted(r[state])]
+    every_state = [page(key) for key in (*submitted, "rival", "fast_track", "informal")]
     public = [
         *core, Page("/?status=deprecated&sort=-date"), Page("/?letter=i&sort=nid"),
         Page("/search/"), Page("/search/?q=archive+records"),
@@ -152,9 +155,7 @@ def build_site() -> Site:
                                                       "password1": "short",
                                                       "password2": "other"})],
         "registrant": [*core,
-                       *(page(key) for key in ("in_review", "changes_requested",
-                                               "awaiting_iesg", "approved", "rejected",
-                                               "registered", "draft", "revision", "withdrawn")),
+                       *(page(key) for key in (*states, "revision")),
                        Page("/requests/"), Page("/requests/new/"),
                        page("draft", "edit/"), page("changes_requested", "edit/"),
                        page("revision", "edit/"),

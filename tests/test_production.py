@@ -73,3 +73,22 @@ def test_gunicorn_config_loads():
         cwd=settings.BASE_DIR, capture_output=True, text=True, env={**os.environ,
                                                                     "WEB_CONCURRENCY": "3"})
     assert result.stdout.split() == ["registry.wsgi:application", "True"]
+
+
+def _gunicorn_config(**env):
+    clean = {k: v for k, v in os.environ.items()
+             if k not in ("PORT", "BIND", "TRUSTED_PROXIES", "FORWARDED_ALLOW_IPS")}
+    result = subprocess.run(
+        [sys.executable, "-c", "import json, runpy; c = runpy.run_path('gunicorn.conf.py');"
+                               "print(json.dumps([c['bind'], c['forwarded_allow_ips']]))"],
+        cwd=settings.BASE_DIR, capture_output=True, text=True, env={**clean, **env})
+    return json.loads(result.stdout)
+
+
+def test_gunicorn_listens_on_the_loopback_unless_told():
+    """Reachable only through the TLS proxy on the same machine by default, so nobody
+    goes around it; BIND says otherwise, and the proxies gunicorn believes are the app's."""
+    assert _gunicorn_config() == [["127.0.0.1:8000"], "127.0.0.1"]
+    assert _gunicorn_config(PORT="9100") == [["127.0.0.1:9100"], "127.0.0.1"]
+    assert _gunicorn_config(BIND="10.0.0.5:8000, [::1]:8000", TRUSTED_PROXIES="10.0.0.1") == [
+        ["10.0.0.5:8000", "[::1]:8000"], "10.0.0.1"]

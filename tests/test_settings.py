@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from django.conf import settings
 
 PRODUCTION = {
@@ -13,6 +14,8 @@ PRODUCTION = {
     "DATABASE_URL": "sqlite:////tmp/registry-deploy-check.sqlite3",
     "CELERY_BROKER_URL": "redis://127.0.0.1:6379/0",
     "REDIS_URL": "redis://127.0.0.1:6379/0",
+    "SITE_URL": "https://registry.example.org",
+    "TRUSTED_PROXIES": "127.0.0.1",
 }
 
 
@@ -84,3 +87,35 @@ def test_every_setting_the_code_reads_is_documented_for_operators():
     read = environment_variables_read()
     assert {"SECRET_KEY", "DATABASE_URL", "SITE_URL"} <= read  # the finder finds them
     assert sorted(name for name in read if f"`{name}`" not in operations) == []
+
+def _without(name):
+    return {k: v for k, v in PRODUCTION.items() if k != name}
+
+
+def test_production_refuses_to_start_without_site_url():
+    """Every link in mail is built from SITE_URL; production has no sensible default."""
+    result = manage("check", env=_without("SITE_URL"))
+    assert result.returncode != 0
+    assert "Set the environment variable SITE_URL." in result.stderr
+
+
+@pytest.mark.parametrize("value", ["registry.example.org", "https://registry.example.org/app",
+                                   "http://registry.example.org", "javascript:alert(1)"])
+def test_production_refuses_a_site_url_that_is_not_an_https_origin(value):
+    result = manage("check", env={**PRODUCTION, "SITE_URL": value})
+    assert result.returncode != 0
+    assert "SITE_URL must" in result.stderr
+
+
+def test_production_behind_a_proxy_refuses_to_start_without_trusted_proxies():
+    result = manage("check", env=_without("TRUSTED_PROXIES"))
+    assert result.returncode != 0
+    assert "Set TRUSTED_PROXIES" in result.stderr
+    direct = manage("check", env={**_without("TRUSTED_PROXIES"), "BEHIND_PROXY": "false"})
+    assert direct.returncode == 0, direct.stderr
+
+
+def test_a_trusted_proxy_that_is_not_an_address_is_refused():
+    result = manage("check", env={**PRODUCTION, "TRUSTED_PROXIES": "127.0.0.1,proxy.local"})
+    assert result.returncode != 0
+    assert "'proxy.local' is not an IP address or network" in result.stderr

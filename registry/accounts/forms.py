@@ -11,6 +11,8 @@ from typing import Any
 
 from allauth.account import forms as allauth_forms
 from django import forms
+from django.contrib.auth.hashers import make_password
+from django.http import HttpRequest
 
 from registry.accounts.models import User
 from registry.text_policy import TextPolicyForm
@@ -21,7 +23,14 @@ class LoginForm(TextPolicyForm, allauth_forms.LoginForm):
 
 
 class SignupForm(TextPolicyForm, allauth_forms.SignupForm):
-    pass
+    def try_save(self, request: HttpRequest) -> tuple[Any, Any]:
+        """An address that has an account gets the same answer as a new one (allauth
+        mails its owner instead); it takes the same time too, so the answer's delay
+        does not tell whether the address is registered: a new account's cost is
+        hashing its password, so the password is hashed here as well (and dropped)."""
+        if self.account_already_exists:
+            make_password(self.cleaned_data.get("password1") or "")
+        return super().try_save(request)
 
 
 class AddEmailForm(TextPolicyForm, allauth_forms.AddEmailForm):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from django.db import transaction
 
@@ -36,8 +37,22 @@ class Change:
         return f"{self.what:8} {self.subject}: {self.detail}"
 
 
+def recorded_source(source: str) -> str:
+    """How a source is named in the public history and the feed: an URL without any
+    user name or password in it, or a file's base name (never a path of the server)."""
+    if source.startswith(("http://", "https://")):
+        parts = urlsplit(source)
+        host = parts.hostname or ""
+        netloc = f"[{host}]" if ":" in host else host
+        if parts.port is not None:
+            netloc += f":{parts.port}"
+        return urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
+    return Path(source).name
+
+
 def load(source: str) -> Snapshot:
-    """Read a registry from a file path or an http(s) URL."""
+    """Read a registry from a file path or an http(s) URL. The snapshot (and so the
+    history it is recorded in) names its source as ``recorded_source`` says."""
     if source.startswith(("http://", "https://")):
         request = urllib.request.Request(  # noqa: S310 - the scheme is checked just above
             source, headers={"User-Agent": "urn-registry-sync"})
@@ -55,7 +70,7 @@ def load(source: str) -> Snapshot:
         data = path.read_bytes()[: MAX_BYTES + 1]
     if len(data) > MAX_BYTES:
         raise SourceError(f"{source}: larger than {MAX_BYTES // 1024 // 1024} MB.")
-    return read_registry(data, source)
+    return read_registry(data, recorded_source(source))
 
 
 def compare(snapshot: Snapshot) -> list[Change]:

@@ -131,6 +131,12 @@ SECTIONS: tuple[TemplateSection, ...] = (
 # Every text field of the template, in the template's order.
 TEXT_FIELDS: tuple[str, ...] = tuple(name for section in SECTIONS for name in section.fields)
 
+# The fields of one line (a name, an address of mail, a number): the model's
+# CharFields, read from TemplateFields so a new field says which it is by its type.
+SINGLE_LINE_FIELDS: tuple[str, ...] = tuple(
+    name for name in TEXT_FIELDS
+    if not isinstance(TemplateFields._meta.get_field(name), models.TextField))
+
 # Required before a request can be submitted (Appendix A; 6.4.5 and 6.4.6 say MUST).
 REQUIRED_FIELDS: tuple[str, ...] = (
     "registrant_organisation",

@@ -539,8 +539,8 @@ def _via_list(parsed: ParsedMail) -> bool:
 
 
 def _answers_changes_request(parsed: ParsedMail, request: RegistrationRequest) -> bool:
-    if request.state == State.CHANGES_REQUESTED:
+    if workflow.answered_by_mail(request):
         return True
     return OutboundMessage.objects.filter(
         request=request, message_id__in=parsed.thread_ids[:100],
-        event__transition="request_changes").exists()
+        event__transition__in=workflow.moves_answered_by_mail()).exists()

@@ -15,6 +15,7 @@ from registry.namespaces.template import (
     FIELD_MAX_CHARS,
     REQUIRED_FIELDS,
     SECTIONS,
+    SINGLE_LINE_FIELDS,
     TEXT_FIELDS,
 )
 from registry.review.models import Comment, RegistrationRequest
@@ -51,8 +52,7 @@ class RequestForm(TextPolicyForm, forms.ModelForm):
         widgets = {
             "kind": forms.RadioSelect,
             **{name: forms.Textarea(attrs={"rows": 4}) for name in TEXT_FIELDS
-               if name not in ("registrant_organisation", "contact_name", "contact_email",
-                               "contact_phone")},
+               if name not in SINGLE_LINE_FIELDS},
         }
         labels = {"kind": "Kind of namespace", "fast_track": "Ask for the fast track"}
         help_texts = {

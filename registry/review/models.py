@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.conf import settings
 from django.db import models
@@ -22,6 +22,9 @@ from registry.namespaces.models import Namespace
 from registry.namespaces.template import TemplateFields, missing_fields, template_values
 from registry.review.mailtext import Segment, split_quoted
 
+if TYPE_CHECKING:
+    from registry.review.workflow import StateMeaning
+
 
 class State(models.TextChoices):
     DRAFT = "draft", "Draft"
@@ -35,17 +38,21 @@ class State(models.TextChoices):
     CLOSED = "closed", "Closed"
 
 
-OPEN_STATES = (State.IN_REVIEW, State.CHANGES_REQUESTED, State.AWAITING_IESG, State.APPROVED)
-EDITABLE_STATES = (State.DRAFT, State.CHANGES_REQUESTED)
-FINAL_STATES = (State.REGISTERED, State.REJECTED, State.WITHDRAWN, State.CLOSED)
+# What each state means (open, final, editable, reminded...) is a row of
+# registry.review.workflow.STATES; the queries below read it there (imported where
+# used: the workflow imports these models).
 
 
 class RegistrationRequestQuerySet(EventGuardedQuerySet):
     def open(self):
-        return self.filter(state__in=OPEN_STATES)
+        from registry.review.workflow import states_where
+
+        return self.filter(state__in=states_where(open=True))
 
     def in_public_review(self):
-        return self.filter(state=State.IN_REVIEW)
+        from registry.review.workflow import states_where
+
+        return self.filter(state__in=states_where(public_review=True))
 
     def of(self, user):
         return self.filter(registrant=user)
@@ -53,7 +60,10 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
     def conflicting_with(self, request: RegistrationRequest):
         """Other open requests proposing the same NID as ``request`` (section 6.2 asks
         the experts to avoid race conditions on proposed NIDs)."""
-        if not request.proposed_nid or request.revises_id or request.state in FINAL_STATES:
+        from registry.review.workflow import states_where
+
+        if (not request.proposed_nid or request.revises_id
+                or request.state in states_where(final=True)):
             return self.none()
         return (self.open().filter(proposed_nid__lower=request.proposed_nid.lower(),
                                    revises__isnull=True).exclude(pk=request.pk))
@@ -86,17 +96,22 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
 
     def dashboard_queue(self, *, assigned_to=None) -> dict[str, list[RegistrationRequest]]:
         """The experts' dashboard: open requests by state, oldest activity first."""
+        from registry.review.workflow import states_where
+
         rows = self.open().for_lists()
         if assigned_to is not None:
             rows = rows.filter(assigned_expert=assigned_to)
-        columns: dict[str, list[RegistrationRequest]] = {state: [] for state in OPEN_STATES}
+        columns: dict[str, list[RegistrationRequest]] = {
+            state: [] for state in states_where(open=True)}
         for row in rows:
             columns[row.state].append(row)
         return columns
 
     def staff_queue(self):
         """IANA staff's queue: ready to register, then awaiting the IESG."""
-        return self.filter(state__in=(State.APPROVED, State.AWAITING_IESG)).for_lists()
+        from registry.review.workflow import states_where
+
+        return self.filter(state__in=states_where(staff_queue=True)).for_lists()
 
     def recently_registered(self, limit: int = 20):
         return (self.filter(state=State.REGISTERED)
@@ -111,11 +126,14 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
         Read from the decisions, each joined to its request: every request here has at
         least one (its submission, which took it out of draft; open states all lie past
         it), so the requests need no query of their own."""
+        from registry.review.workflow import states_where
+
         rounds = (Round.objects.filter(request=OuterRef("request")).order_by()
                   .values("request").annotate(n=Count("pk")).values("n"))
         decisions = (RequestEvent.objects.decisions()
                      .filter(Q(request__published_version__namespace=namespace)
-                             | Q(request__revises=namespace, request__state__in=OPEN_STATES))
+                             | Q(request__revises=namespace,
+                                 request__state__in=states_where(open=True)))
                      .select_related("request__published_version", "actor")
                      .annotate(request_round_count=Coalesce(Subquery(rounds), 0))
                      .order_by(F("request__published_version__number").asc(nulls_last=True),
@@ -140,8 +158,12 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
 
     def needing_reminder(self, *, now: dt.datetime, idle: dt.timedelta):
         """Open requests idle longer than ``idle`` and not reminded about within it:
-        one reminder per idle period, however often the periodic task runs."""
-        return self.filter(state__in=OPEN_STATES, last_activity_at__lt=now - idle).filter(
+        one reminder per idle period, however often the periodic task runs. Only states
+        whose row says the experts are reminded (workflow.STATES)."""
+        from registry.review.workflow import states_where
+
+        return self.filter(state__in=states_where(reminded=True),
+                           last_activity_at__lt=now - idle).filter(
             Q(reminded_at__isnull=True) | Q(reminded_at__lt=now - idle)
         )
 
@@ -212,7 +234,16 @@ class RegistrationRequest(EventGuardedState, TemplateFields):
 
     @property
     def is_editable(self) -> bool:
-        return self.state in EDITABLE_STATES
+        from registry.review.workflow import meaning_of
+
+        return meaning_of(self.state).editable
+
+    @property
+    def state_meaning(self) -> StateMeaning:
+        """What the request's state means (its row of workflow.STATES)."""
+        from registry.review.workflow import meaning_of
+
+        return meaning_of(self.state)
 
     def values(self) -> dict[str, str]:
         return template_values(self)

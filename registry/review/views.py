@@ -20,10 +20,10 @@ from django.views.decorators.http import require_GET, require_POST
 
 from registry.namespaces.advice import confusion_index, nid_warnings, warning_json
 from registry.namespaces.models import Namespace
-from registry.namespaces.presentation import field_diffs, pick_pair
+from registry.namespaces.presentation import field_diffs
 from registry.namespaces.public_cache import public_page
 from registry.namespaces.querysets import plausible_text
-from registry.namespaces.template import SECTIONS, TEXT_FIELDS, render_text, template_values
+from registry.namespaces.template import TEXT_FIELDS, render_text, template_values
 from registry.protection import limited
 from registry.review import actions, workflow
 from registry.review.forms import (
@@ -35,14 +35,12 @@ from registry.review.forms import (
     TransitionForm,
 )
 from registry.review.models import (
-    FINAL_STATES,
-    Comment,
-    InboundMessage,
     OutboundMessage,
     RegistrationRequest,
-    RequestEvent,
     State,
 )
+from registry.review.presenters import request_page_context
+from registry.review.presenters import request_warnings as _request_warnings
 from registry.urns import check_formal_nid, check_informal_nid
 
 
@@ -61,7 +59,7 @@ def _held_by(user):
     """The namespaces ``user`` holds, each with its open revision (read by
     workflow.revise_refusal), in one query."""
     open_revision = (RegistrationRequest.objects.filter(revises=OuterRef("pk"))
-                     .exclude(state__in=FINAL_STATES).values("pk")[:1])
+                     .exclude(state__in=workflow.FINAL_STATES).values("pk")[:1])
     return Namespace.objects.filter(holder=user).annotate(open_revision_pk=Subquery(open_revision))
 
 
@@ -252,88 +250,17 @@ def _save(request, registration_request: RegistrationRequest | None):
 
 def _page(request, registration_request: RegistrationRequest, *, bound: dict | None = None,
           status: int = 200) -> HttpResponse:
-    """The request page. ``bound`` is a refused form to show as it was sent, with its
-    errors at their fields: {"target": transition name | "comment" | "standardisation",
-    "form": the bound form}."""
-    user = request.user
-    bound = bound or {}
-    rounds = list(registration_request.rounds.order_by("-number"))
-    events = list(registration_request.events.select_related("actor", "round")
-                  .exclude(kind__in=workflow.hidden_events(registration_request, user)))
-    for event in events:
-        event.who = (event.actor.display_name if event.actor else
-                     "the review list" if event.kind == RequestEvent.Kind.LIST_COMMENT
-                     else "system")
-    shown = rounds[0] if rounds else registration_request
-    period_ends = registration_request.review_period_ends()
-    now = timezone.now()
-    early_until = period_ends if period_ends and period_ends > now else None
-    conflicts = list(RegistrationRequest.objects.conflicting_with(registration_request))
-    taken_by = workflow.registered_meanwhile(registration_request)
-    workflow.remember_race(registration_request, workflow.Race(len(conflicts),
-                                                               taken_by is not None))
-    offered = []
-    for move in workflow.page_transitions(registration_request, user):
-        form = (bound["form"] if bound.get("target") == move.name
-                else TransitionForm(transition=move, period_ends=early_until))
-        offered.append((move, form))
-    audiences = workflow.comment_audiences(registration_request, user)
-    comment_form = (bound["form"] if bound.get("target") == "comment"
-                    else CommentForm(initial={"audience": audiences[0] if audiences else ""}))
-    standardisation_form = (bound["form"] if bound.get("target") == "standardisation"
-                            else StandardisationForm())
-    race = workflow.race_of(registration_request)
-    can_assign = workflow.can_assign(registration_request, user)
-    placed = ({move.name for move, _ in offered} | ({"comment"} if audiences else set())
-              | ({"standardisation"} if workflow.can_set_standardisation(
-                  registration_request, user) else set()))
-    unplaced = ([e for errors in bound["form"].errors.values() for e in errors]
-                if bound and bound["target"] not in placed else [])
-    context = {
-        "unplaced_errors": unplaced,
-        "registration_request": registration_request,
-        "shown": shown,
-        "shown_values": template_values(shown),
-        "sections": SECTIONS,
-        "rounds": rounds,
-        "events": events,
-        "comments": registration_request.comments.visible_to(user).select_related("author"),
-        "offered": offered,
-        "offered_close": any(move.race_only for move, _ in offered),
-        "can_edit": workflow.can_edit(registration_request, user),
-        "can_assign": can_assign,
-        "can_set_standardisation": workflow.can_set_standardisation(registration_request, user),
-        "standardisation_form": standardisation_form,
-        "race": race,
-        "conflicts": conflicts,
-        "taken_by": taken_by,
-        "nid_warnings": _request_warnings(registration_request),
-        "experts": get_user_model().objects.designated_experts() if can_assign else [],
-        "audiences": [(a, Comment.Audience(a).label) for a in audiences],
-        "comment_form": comment_form,
-        "period_ends": period_ends,
-        "now": now,
-    }
-    if len(rounds) >= 2:
-        context["round_diffs"] = _round_diffs(request, rounds)
-    if workflow.can_see_mail(registration_request, user):
-        context.update(_mail_log(registration_request, user))
+    """The request page, built panel by panel (registry/review/presenters.py). ``bound``
+    is a refused form to show as it was sent, with its errors at their fields:
+    {"target": transition name | "comment" | "standardisation", "form": the bound form}."""
+    context = request_page_context(registration_request, request.user, query=request.GET,
+                                   bound=bound)
     return render(request, "review/request_page.html", context, status=status)
 
 
 @require_GET
 def request_page(request, pk):
     return _page(request, _get_registration_request(request, pk))
-
-
-def _mail_log(registration_request: RegistrationRequest, user) -> dict:
-    """What was sent about a request and what arrived that is not on the timeline."""
-    sent = list(OutboundMessage.objects.about(registration_request))
-    for message in sent:
-        message.resendable = workflow.can_resend(message, user)
-    held = (InboundMessage.objects.filter(request=registration_request)
-            .exclude(outcome=InboundMessage.Outcome.PLACED).defer("raw"))
-    return {"mail_log": sent, "mail_held": list(held), "show_mail": True}
 
 
 @login_required
@@ -348,26 +275,6 @@ def resend_mail(request, pk, message_pk):
     else:
         messages.success(request, f"“{message.summary}” is being sent again.")
     return redirect(f"{registration_request.get_absolute_url()}#mail")
-
-
-def _request_warnings(registration_request: RegistrationRequest, index=None) -> list:
-    """The section 5.1 / 6.2 warnings for the NID a request proposes."""
-    if registration_request.is_revision or \
-            registration_request.kind != Namespace.Kind.FORMAL or \
-            not registration_request.proposed_nid:
-        return []
-    return nid_warnings(registration_request.proposed_nid,
-                        organisation=registration_request.registrant_organisation,
-                        request_id=registration_request.pk, index=index)
-
-
-def _round_diffs(request, rounds):
-    a, b = pick_pair(request.GET, rounds)
-    return {"a": a, "b": b, "diffs": field_diffs(a.values(), b.values()),
-            "left_label": f"Round {a.number}", "right_label": f"Round {b.number}",
-            "downloads": [(f"round {r.number}", reverse("review:round-txt", args=[r.request_id,
-                                                                                   r.number]))
-                          for r in (a, b)]}
 
 
 @require_GET

@@ -1,6 +1,11 @@
 """The review workflow of RFC 8141 sections 6.2 and 6.3, and every rule of who may
 see and do what, in one module.
 
+Every state a request can be in is a row of STATES: what being in it means (open,
+final, editable by the registrant, reminded to the experts when idle, listed for
+public review, answered by the registrant by mail, in IANA staff's queue, its
+badge). Every list, query, reminder, badge and mail rule reads that row.
+
 Every move a request can make is a row of TRANSITIONS; each rule that depends on
 the move is a column of that row (the states it leaves, the state it reaches, who
 may take it, the path, what it requires, what it does, who is told, what the page
@@ -47,9 +52,6 @@ from registry.accounts.roles import (
 )
 from registry.namespaces.models import Namespace
 from registry.review.models import (
-    EDITABLE_STATES,
-    FINAL_STATES,
-    OPEN_STATES,
     Comment,
     OutboundMessage,
     RegistrationRequest,
@@ -108,6 +110,70 @@ class StaleEdit(Refused):
 
 
 @dataclass(frozen=True)
+class StateMeaning:
+    """What being in one state means. Every attribute is given for every state (no
+    defaults): a new state must say what it means for each of them."""
+
+    state: State
+    badge: str  # the Bootstrap badge classes of the state's label
+    initial: bool  # where every request starts (exactly one state)
+    open: bool  # submitted and not yet finished: the experts' dashboard, assignable
+    final: bool  # the request is over: no transition leaves it
+    editable: bool  # its registrant may edit the template
+    reminded: bool  # the experts are reminded when it sits idle
+    public_review: bool  # listed on the public review page, with its review period
+    answered_by_mail: bool  # a mail from the registrant becomes their answer to the experts
+    staff_queue: bool  # IANA staff have to act on it
+    standardisation_open: bool  # the experts may still set whether standardisation is involved
+
+    @property
+    def label(self) -> str:
+        return str(self.state.label)
+
+
+def _s(state: State, badge: str, *, initial: bool = False, open: bool = False,
+       final: bool = False, editable: bool = False, reminded: bool = False,
+       public_review: bool = False, answered_by_mail: bool = False,
+       staff_queue: bool = False, standardisation_open: bool = False) -> StateMeaning:
+    return StateMeaning(state, badge, initial, open, final, editable, reminded, public_review,
+                        answered_by_mail, staff_queue, standardisation_open)
+
+
+STATES: dict[str, StateMeaning] = {row.state.value: row for row in (
+    _s(State.DRAFT, "text-bg-light border", initial=True, editable=True),
+    _s(State.IN_REVIEW, "text-bg-primary", open=True, reminded=True, public_review=True,
+       standardisation_open=True),
+    _s(State.CHANGES_REQUESTED, "text-bg-warning", open=True, editable=True, reminded=True,
+       answered_by_mail=True, standardisation_open=True),
+    _s(State.AWAITING_IESG, "text-bg-info", open=True, reminded=True, staff_queue=True),
+    _s(State.APPROVED, "text-bg-info", open=True, reminded=True, staff_queue=True),
+    _s(State.REGISTERED, "text-bg-success", final=True),
+    _s(State.REJECTED, "text-bg-secondary", final=True),
+    _s(State.WITHDRAWN, "text-bg-secondary", final=True),
+    _s(State.CLOSED, "text-bg-secondary", final=True),
+)}
+
+
+def states_where(**meaning: bool) -> tuple[State, ...]:
+    """The states whose rows have every attribute given, in the table's order."""
+    return tuple(row.state for row in STATES.values()
+                 if all(getattr(row, name) == value for name, value in meaning.items()))
+
+
+def meaning_of(state: str) -> StateMeaning:
+    return STATES[state]
+
+
+INITIAL_STATE = states_where(initial=True)[0]
+OPEN_STATES = states_where(open=True)
+FINAL_STATES = states_where(final=True)
+EDITABLE_STATES = states_where(editable=True)
+REMINDED_STATES = states_where(reminded=True)
+PUBLIC_REVIEW_STATES = states_where(public_review=True)
+STAFF_QUEUE_STATES = states_where(staff_queue=True)
+
+
+@dataclass(frozen=True)
 class Transition:
     name: str
     label: str  # the button, and the timeline entry
@@ -135,7 +201,7 @@ def _t(name: str, label: str, sources: Iterable[str], target: str, roles: Iterab
     return Transition(name, label, frozenset(sources), target, frozenset(roles), done, **kw)
 
 
-PRE_FINAL = [State.DRAFT, *OPEN_STATES]
+PRE_FINAL = [INITIAL_STATE, *OPEN_STATES]
 ONLY_COMMUNITY = frozenset({COMMUNITY})
 
 TRANSITIONS: dict[str, Transition] = {t.name: t for t in (
@@ -519,7 +585,7 @@ def comment_audiences(request: RegistrationRequest, user: Person) -> list[str]:
         return []
     roles = roles_of(user, request)
     audiences: list[str] = []
-    if request.state != State.DRAFT and (request.state not in FINAL_STATES or roles):
+    if not meaning_of(request.state).initial and (request.state not in FINAL_STATES or roles):
         audiences.append(Comment.Audience.PUBLIC)
     if roles & {EXPERT_ROLE, STAFF_ROLE}:
         audiences.append(Comment.Audience.REGISTRANT)
@@ -552,7 +618,7 @@ def can_comment(request: RegistrationRequest, user: Person, audience: str | None
 
 
 # The experts see a request from its submission; the flag is theirs until they decide.
-STANDARDISATION_STATES = (State.IN_REVIEW, State.CHANGES_REQUESTED)
+STANDARDISATION_STATES = states_where(standardisation_open=True)
 
 
 def standardisation_refusal(request: RegistrationRequest, user: Person) -> Refused | None:
@@ -571,13 +637,27 @@ def can_set_standardisation(request: RegistrationRequest, user: Person) -> bool:
 
 def assign_refusal(request: RegistrationRequest, user: Person,
                    expert: User | None = None) -> Refused | None:
+    """Whether ``user`` may assign ``request`` (to ``expert``, when given; None
+    unassigns). Conflict of interest: the registrant of a request neither assigns it
+    nor is assigned it, as they never decide on it."""
     if not is_expert(user):
         return NotAllowed("Only designated experts assign requests.")
+    if _is_registrant(user, request):
+        return NotAllowed("You are the registrant of this request, so you cannot assign it "
+                          "(conflict of interest): another designated expert must.")
     if request.state not in OPEN_STATES:
         return TransitionRefused("Only open requests are assigned.")
     if expert is not None and not (is_expert(expert) and expert.is_active):
         return TransitionRefused(f"{expert} is not a designated expert.", field="expert")
+    if expert is not None and expert.pk == request.registrant_id:
+        return TransitionRefused(f"{expert} is the registrant of this request and cannot review "
+                                 "it (conflict of interest).", field="expert")
     return None
+
+
+def may_be_assigned(request: RegistrationRequest, expert: User) -> bool:
+    """Whether ``expert`` is one a request can be assigned to (its assign form's choices)."""
+    return expert.pk != request.registrant_id
 
 
 def can_assign(request: RegistrationRequest, user: Person) -> bool:
@@ -614,12 +694,25 @@ def can_resend(message: OutboundMessage, user: Person) -> bool:
     return True
 
 
+def answered_by_mail(request: RegistrationRequest) -> bool:
+    """Whether a mail from the registrant now answers the experts: the request waits in
+    a state the registrant answers by mail."""
+    return meaning_of(request.state).answered_by_mail
+
+
+def moves_answered_by_mail() -> tuple[str, ...]:
+    """The transitions whose mail the registrant may answer by replying: those that put
+    a request in a state answered by mail and tell the registrant."""
+    return tuple(t.name for t in TRANSITIONS.values()
+                 if STATES[t.target].answered_by_mail and REGISTRANT in t.mail)
+
+
 def mail_placement(request: RegistrationRequest, *, via_list: bool, from_registrant: bool,
                    answers_changes_request: bool) -> tuple[str | None, str]:
     """Where a message that arrived about ``request`` goes: the audience of the
     comment it becomes, or None and the reason it is held for staff. Mail never
     changes a state; it only adds to the timeline."""
-    if request.state == State.DRAFT:
+    if meaning_of(request.state).initial:
         return None, "The request is a draft, private to its registrant."
     if via_list:
         return Comment.Audience.PUBLIC, ""

@@ -4,6 +4,7 @@ import re
 
 import lxml.html
 import pytest
+from django.conf import settings
 from django.core.cache import cache
 
 from registry.accounts.models import User
@@ -21,7 +22,9 @@ def _fresh_rate_limits():
 
 
 def link_in(message):
-    return re.search(r"http://testserver(/accounts/\S+)", message.body).group(1)
+    """The path of the account link in ``message`` (on SITE_URL, where every link points)."""
+    return re.search(re.escape(settings.SITE_URL.rstrip("/")) + r"(/accounts/\S+)",
+                     message.body).group(1)
 
 
 def test_sign_up_needs_email_verification(client, db, mailoutbox):
@@ -178,3 +181,47 @@ def test_account_fields_follow_the_text_policy(client, db, email):
     doc = lxml.html.fromstring(response.content)
     field = doc.get_element_by_id("id_email")
     assert field.get("value") == email.replace("\x07", "\ufffd") or "\x07" in email
+
+
+URL = re.compile(r"https?://[^\s<>\"]+")
+
+
+def test_every_account_mail_links_to_site_url_whatever_the_host(client, registrant, settings,
+                                                                mailoutbox):
+    """A forged Host must not put its address in a verification or password-reset link
+    (password-reset poisoning): every link of every account mail is on SITE_URL."""
+    settings.SITE_URL = "https://urn.example.org"
+    settings.ALLOWED_HOSTS = ["testserver", "attacker.example"]
+    host = {"HTTP_HOST": "attacker.example"}
+    client.post("/accounts/password/reset/", {"email": registrant.email}, **host)
+    client.post("/accounts/password/reset/", {"email": "nobody@example.org"}, **host)
+    for email in ("new@example.org", registrant.email):  # a new address, a taken one
+        client.post("/accounts/signup/", {"email": email, "password1": PASSWORD,
+                                          "password2": PASSWORD, "first_name": "Nora"}, **host)
+    assert len(mailoutbox) == 4
+    found = [url for message in mailoutbox for url in URL.findall(message.body)]
+    assert any("/accounts/password/reset/key/" in url for url in found)
+    assert any("/accounts/confirm-email/" in url for url in found)
+    assert found and all(url.startswith("https://urn.example.org/") for url in found), found
+    assert all("attacker.example" not in message.body for message in mailoutbox)
+
+
+def test_sign_up_takes_as_long_for_a_taken_address_as_for_a_new_one(client, registrant,
+                                                                     monkeypatch):
+    """The answer is the same page either way; the work is the same too (the password is
+    hashed for a taken address as for a new account), so the delay tells nothing."""
+    from django.contrib.auth.hashers import get_hasher
+
+    hasher = type(get_hasher("default"))
+    hashed = []
+    encode = hasher.encode
+    monkeypatch.setattr(hasher, "encode",
+                        lambda self, *a, **k: hashed.append(1) or encode(self, *a, **k))
+    answers = []
+    for email in ("new@example.org", registrant.email):
+        hashed.clear()
+        response = client.post("/accounts/signup/", {
+            "email": email, "password1": PASSWORD, "password2": PASSWORD, "first_name": "N"})
+        answers.append((response.status_code, response["Location"], len(hashed)))
+    assert answers[0] == answers[1]
+    assert answers[0][2] >= 1

@@ -5,6 +5,7 @@ import io
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.urls import reverse
 
 from registry.namespaces import sync
 from registry.namespaces.models import (
@@ -141,3 +142,28 @@ def test_the_command_needs_a_source(db, settings):
     settings.IANA_SYNC_URL = ""
     with pytest.raises(CommandError, match="IANA_SYNC_URL"):
         run()
+
+
+def test_the_history_and_the_feed_never_show_a_path_of_the_server(client, iana_registry,
+                                                                  newer):
+    """A file is recorded by its base name: where it lay on the server is nobody's
+    business (the history and the Atom feed are public)."""
+    run(str(newer), "--apply")
+    comments = [e.comment for e in NamespaceEvent.objects.filter(kind="synced")]
+    assert comments and all("urn-namespaces.xml" in c for c in comments)
+    assert not any(str(newer.parent) in c for c in comments)
+    feed = client.get(reverse("namespaces:feed")).content.decode()
+    assert "urn-namespaces.xml" in feed
+    assert str(newer.parent) not in feed
+
+
+@pytest.mark.parametrize(("source", "recorded"), [
+    ("/srv/registry/private/urn-namespaces.xml", "urn-namespaces.xml"),
+    ("urn-namespaces.xml", "urn-namespaces.xml"),
+    ("https://www.iana.org/assignments/urn-namespaces/urn-namespaces.xml",
+     "https://www.iana.org/assignments/urn-namespaces/urn-namespaces.xml"),
+    ("https://user:secret@mirror.example:8443/urn.xml?v=2#top",
+     "https://mirror.example:8443/urn.xml?v=2"),
+])
+def test_a_source_is_recorded_as_its_url_or_its_file_name(source, recorded):
+    assert sync.recorded_source(source) == recorded

@@ -2,47 +2,65 @@
 
 from lxml.html import HtmlElement
 
-from registry.review import actions
+from registry.accounts.roles import EXPERT_ROLE, REGISTRANT_ROLE, STAFF_ROLE
+from registry.review import actions, workflow
 from registry.review.actions import request_set_standardisation
 from tests.factories import make_request
 from tests.html import text
 
 EARLY = "Tested before the period ends."
 
-# How to reach each state from a fresh draft: the transitions to take, with who takes them.
-ROUTES = {
-    "draft": [],
-    "in_review": [("submit", "registrant")],
-    "changes_requested": [("submit", "registrant"), ("revise", "registrant")],
-    "awaiting_iesg": [("submit", "registrant"), ("report_to_iesg", "expert")],
-    "approved": [("submit", "registrant"), ("approve", "expert")],
-    "registered": [("submit", "registrant"), ("approve", "expert"), ("register", "staff")],
-    "rejected": [("submit", "registrant"), ("reject", "expert")],
-    "withdrawn": [("withdraw", "registrant")],
-}
-FAST_ROUTES = {
-    **ROUTES,
-    "awaiting_iesg": None,  # the fast track never reaches the IESG
-    "approved": [("submit", "registrant"), ("request_registration", "registrant")],
-    "registered": [("submit", "registrant"), ("request_registration", "registrant"),
-                   ("register", "staff")],
-    "rejected": None,  # reviews are advisory: nothing rejects a fast-track request
-}
+# Who takes a transition on the way, by the roles its row allows (the first that fits).
+PERSONA_OF_ROLE = {REGISTRANT_ROLE: "registrant", EXPERT_ROLE: "expert", STAFF_ROLE: "staff"}
+
+
+def _routes(path: str) -> dict[str, list[tuple[str, str]] | None]:
+    """How to reach each state from a fresh draft on ``path``: the shortest run of
+    transitions, taken in the order of workflow.TRANSITIONS, with who takes each; None
+    for a state the path never reaches. Derived from the table, so a new state or move
+    is reached without editing this file."""
+    routes: dict[str, list[tuple[str, str]]] = {workflow.INITIAL_STATE: []}
+    frontier = [workflow.INITIAL_STATE]
+    while frontier:
+        following = []
+        for state in frontier:
+            for move in workflow.TRANSITIONS.values():
+                if state in move.sources and path in move.paths and move.target not in routes:
+                    who = next(PERSONA_OF_ROLE[role] for role in PERSONA_OF_ROLE
+                               if role in move.roles)
+                    routes[move.target] = [*routes[state], (move.name, who)]
+                    following.append(move.target)
+        frontier = following
+    return {state: routes.get(state) for state in workflow.STATES}
+
+
+ROUTES = _routes(workflow.COMMUNITY)
+FAST_ROUTES = _routes(workflow.FAST_TRACK)
 
 
 def request_in(state, *, path, people, nid, standardisation=False):
+    """A request of ``people["registrant"]`` driven into ``state`` through the real
+    actions; None when ``path`` never reaches it. What a move requires is read from its
+    row: standardisation is set for a move that needs it, and a move only for a request
+    in a race for its NID gets a rival (withdrawn once the move is taken)."""
     fast = path == "fast_track"
     route = (FAST_ROUTES if fast else ROUTES)[state]
     if route is None:
         return None
     owner = people["registrant"]
     request = make_request(owner, nid=nid, fast_track=fast, submit=False)
-    flag = standardisation or any(name == "report_to_iesg" for name, _ in route)
+    flag = standardisation or any(workflow.TRANSITIONS[name].standardisation
+                                  for name, _ in route)
     for name, who in route:
+        rival = None
+        if workflow.TRANSITIONS[name].race_only:
+            rival = make_request(owner, nid=nid.upper(), fast_track=fast)
         request = actions.request_transition(
             request=request, transition=name, actor=people[who],
             comment="Because." , early_reason=EARLY,
         )
+        if rival is not None:
+            actions.request_transition(request=rival, transition="withdraw", actor=owner)
         if flag and name == "submit":  # the experts set it once they see the request
             request = request_set_standardisation(request=request, involved=True,
                                                   actor=people["expert"])

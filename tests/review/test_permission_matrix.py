@@ -17,7 +17,15 @@ from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from registry.accounts.roles import can_use_staff_pages
+from registry.accounts.roles import (
+    EXPERT,
+    EXPERT_ROLE,
+    REGISTRANT_ROLE,
+    ROLE_GROUPS,
+    STAFF,
+    STAFF_ROLE,
+    can_use_staff_pages,
+)
 from registry.review import actions, workflow
 from registry.review.models import Comment, RegistrationRequest
 from tests.factories import complete_values, make_request, make_user
@@ -26,9 +34,13 @@ from tests.review.helpers import readable, request_in
 
 pytestmark = pytest.mark.django_db
 
-PERSONAS = ("anonymous", "registrant", "other", "expert", "staff")
-STATES = ("draft", "withdrawn_draft", "in_review", "changes_requested", "awaiting_iesg",
-          "approved", "registered", "rejected", "withdrawn")
+# One persona per role of the workflow (workflow.ROLE_NAMES), plus those with none: a
+# visitor and a signed-in person who is not the request's registrant.
+ROLE_PERSONAS = {REGISTRANT_ROLE: "registrant", EXPERT_ROLE: "expert", STAFF_ROLE: "staff"}
+PERSONAS = ("anonymous", "other", *(ROLE_PERSONAS[role] for role in workflow.ROLE_NAMES))
+# Every state of the table, and a draft that was withdrawn without ever being submitted
+# (the one final request that stays private).
+STATES = (*workflow.STATES, "withdrawn_draft")
 INTERNAL = "MX-INTERNAL-ONLY-FOR-EXPERTS"
 TO_REGISTRANT = "MX-TO-THE-REGISTRANT"
 SECRET_NID = "mxsecretdraft"
@@ -51,12 +63,16 @@ class World:
     clients: dict[str, Client]
 
 
+# The role groups of registry.accounts.roles, by the workflow role they give.
+GROUP_OF_ROLE = {EXPERT_ROLE: EXPERT, STAFF_ROLE: STAFF}
+
+
 def _build() -> World:
     people = {
         "registrant": make_user("registrant@example.org", organisation="Example Archive"),
         "other": make_user("other@example.org", organisation="Other Ltd"),
-        "expert": make_user("expert@example.org", roles=["designated expert"]),
-        "staff": make_user("staff@example.org", roles=["IANA staff"]),
+        **{ROLE_PERSONAS[role]: make_user(f"{ROLE_PERSONAS[role]}@example.org", roles=[group])
+           for role, group in GROUP_OF_ROLE.items()},
     }
     requests = {}
     for state in STATES:
@@ -304,6 +320,22 @@ def test_every_url_pattern_is_covered_by_the_matrix():
     patterns = _app_patterns()
     assert set(patterns) - set(COVERED) == set(), "URL patterns the matrix does not cover"
     assert set(COVERED) - set(patterns) == set(), "the matrix lists patterns that are gone"
+
+
+def test_the_personas_and_states_are_the_sources():
+    """Every role group has its persona, every role of the workflow is held by one
+    persona, and every state of the table is in the matrix: a new role or state is
+    covered, or this fails."""
+    assert set(GROUP_OF_ROLE.values()) == set(ROLE_GROUPS)
+    assert set(ROLE_PERSONAS) == set(workflow.ROLE_NAMES)
+    assert set(workflow.STATES) <= set(STATES)
+    world = _build()
+    for role, persona in ROLE_PERSONAS.items():
+        held = {p for p in PERSONAS if role in workflow.roles_of(
+            _user(world, p), world.requests[workflow.INITIAL_STATE])}
+        assert held == {persona}, role
+    for state in workflow.STATES:
+        assert world.requests[state].state == state
 
 
 def _visible_secrets(world: World, persona: str) -> set[str]:

@@ -54,6 +54,30 @@ def test_an_expert_may_not_decide_on_their_own_request(client, expert, second_ex
     assert own.state == State.APPROVED
 
 
+def test_an_expert_may_not_assign_their_own_request(client, expert, second_expert):
+    """Conflict of interest, as for decisions: the registrant neither assigns their request
+    nor is assigned it, whoever asks; another expert may assign it to someone else."""
+    own = make_request(expert, nid="selfassign")
+    events = RequestEvent.objects.filter(request=own, kind=RequestEvent.Kind.ASSIGN)
+    for assignee in (expert, second_expert, None):
+        with pytest.raises(actions.NotAllowed, match="conflict of interest"):
+            actions.request_assign(request=own, expert=assignee, actor=expert)
+    assert not workflow.can_assign(own, expert)
+    with pytest.raises(actions.TransitionRefused, match="conflict of interest") as refused:
+        actions.request_assign(request=own, expert=expert, actor=second_expert)
+    assert refused.value.field == "expert"
+    assert not events.exists()
+    client.force_login(expert)
+    response = client.post(reverse("review:assign", args=[own.pk]), {"expert": expert.pk})
+    assert response.status_code == 403
+    assert "conflict of interest" in text_of(page(response), '//*[@role="alert"]')
+    own.refresh_from_db()
+    assert own.assigned_expert is None and not events.exists()
+    actions.request_assign(request=own, expert=second_expert, actor=second_expert)
+    own.refresh_from_db()
+    assert own.assigned_expert == second_expert and events.count() == 1
+
+
 def test_staff_may_not_register_their_own_request(staff, expert):
     other_staff = make_user("staff2@example.org", roles=["IANA staff"])
     own = approve(make_request(staff, nid="staffown"), expert)

@@ -5,12 +5,15 @@ import io
 
 import pytest
 from django.core import mail
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
+from django.core.management.base import SystemCheckError
 from django.utils import timezone
 
 from registry.accounts.models import AccountEvent, User
 from registry.accounts.roles import is_expert, is_iana_staff
-from registry.review.models import RegistrationRequest, RequestEvent
+from registry.review.checks import demo_accounts_check
+from registry.review.management.commands import seed_demo
+from registry.review.models import OutboundMessage, RegistrationRequest, RequestEvent
 
 
 @pytest.fixture
@@ -62,3 +65,35 @@ def test_seeding_sends_no_mail_and_runs_twice_without_duplicates(seeded):
     counts = (AccountEvent.objects.count(), RequestEvent.objects.count())
     call_command("seed_demo", "--with-history", stdout=io.StringIO())
     assert (AccountEvent.objects.count(), RequestEvent.objects.count()) == counts
+
+
+@pytest.mark.parametrize(("setting", "value", "says"), [
+    ("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend", "mail backend"),
+    ("CELERY_TASK_ALWAYS_EAGER", False, "broker"),
+])
+def test_seeding_is_refused_where_its_mail_could_leave(db, settings, setting, value, says):
+    """With a delivering backend or a broker (a worker would send what the actions
+    queued), nothing is seeded and nothing is queued."""
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    setattr(settings, setting, value)
+    with pytest.raises(CommandError, match=says):
+        call_command("seed_demo", stdout=io.StringIO())
+    assert not User.objects.exists() and not OutboundMessage.objects.exists()
+
+
+def test_seeding_is_refused_in_production(db, settings, monkeypatch):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    monkeypatch.setattr(seed_demo, "IS_PRODUCTION", True)
+    with pytest.raises(CommandError, match="production"):
+        call_command("seed_demo", stdout=io.StringIO())
+    assert not User.objects.exists()
+
+
+def test_check_deploy_fails_while_the_demo_accounts_exist(seeded):
+    """The demo's password is published: a database that holds its accounts must not
+    serve the public. Deactivated, they no longer count."""
+    with pytest.raises(SystemCheckError, match=r"review\.E001.*registrant@example\.org"):
+        call_command("check", "--deploy", stdout=io.StringIO(), stderr=io.StringIO())
+    assert [m.id for m in demo_accounts_check()] == ["review.E001"]
+    User.objects.filter(email__in=seed_demo.DEMO_EMAILS).update(is_active=False)
+    assert demo_accounts_check() == []

@@ -24,11 +24,15 @@ from django.core.management.base import BaseCommand, CommandError
 
 from registry.namespaces.actions import RegistryError, version_publish
 from registry.namespaces.models import Namespace
-from registry.namespaces.template import FIELD_MAX_CHARS, TEXT_FIELDS, TemplateFields
+from registry.namespaces.template import (
+    FIELD_MAX_CHARS,
+    SINGLE_LINE_FIELDS,
+    TEXT_FIELDS,
+    TemplateFields,
+)
 from registry.templates_text import MAX_BYTES, ParsedTemplate, TemplateTextError, parse_template
 from registry.text_policy import text_problem
 
-SINGLE_LINE = ("registrant_organisation", "contact_name", "contact_email", "contact_phone")
 IMPORT_NOTE = ("Imported from {source}. The template does not describe its differences from "
                "the prior version.")
 
@@ -61,7 +65,7 @@ def _values(parsed: ParsedTemplate, source: str, has_prior: bool) -> dict[str, s
     if has_prior and not values["revision_information"].strip():
         values["revision_information"] = IMPORT_NOTE.format(source=source)
     for name in TEXT_FIELDS:
-        problem = text_problem(values[name], single_line=name in SINGLE_LINE)
+        problem = text_problem(values[name], single_line=name in SINGLE_LINE_FIELDS)
         if problem:
             raise Skip(f"its {name.replace('_', ' ')} cannot be published: {problem}")
         limit = getattr(TemplateFields._meta.get_field(name), "max_length", None) or \

@@ -1,4 +1,8 @@
-"""Demo accounts and requests for a local instance (refuses to run in production).
+"""Demo accounts and requests for a local instance. It refuses to run in production,
+and wherever the mail its actions queue could leave the machine: a mail backend that
+delivers, or a Celery broker (a worker would send what the demo queued, nine messages
+to the real review list). ``check --deploy`` fails while its accounts exist
+(registry/review/checks.py).
 
     python manage.py seed_demo
 
@@ -46,6 +50,31 @@ PEOPLE = [
     ("staff@example.org", "Sam", "Staff", "IANA", [STAFF]),
     ("sdo@example.org", "Sofia", "Standards", "Example Standards Organization", []),
 ]
+DEMO_EMAILS = tuple(email for email, *_ in PEOPLE)
+
+# Mail backends that never deliver: seeding is refused with any other.
+LOCAL_MAIL_BACKENDS = frozenset({
+    "django.core.mail.backends.console.EmailBackend",
+    "django.core.mail.backends.locmem.EmailBackend",
+    "django.core.mail.backends.dummy.EmailBackend",
+    "django.core.mail.backends.filebased.EmailBackend",
+})
+
+
+def refusal() -> str | None:
+    """Why seeding must not run here, or None."""
+    if IS_PRODUCTION:
+        return "seed_demo creates accounts with a known password; it does not run in production."
+    if settings.EMAIL_BACKEND not in LOCAL_MAIL_BACKENDS:
+        return (f"seed_demo does not run with the mail backend {settings.EMAIL_BACKEND}: the "
+                "demo's mail (to the review list too) could be delivered. Run it with the "
+                "console backend (the default).")
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        return ("seed_demo does not run with a Celery broker configured (CELERY_BROKER_URL or "
+                "REDIS_URL): a worker would send the mail the demo queued, to the review list "
+                "too. Unset them (tasks then run in-process) to seed a demo.")
+    return None
+
 
 TEMPLATE = {
     "registrant_address": "1 Example Street, Example City",
@@ -73,9 +102,9 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, with_history=False, **options):
-        if IS_PRODUCTION:
-            raise CommandError("seed_demo creates accounts with a known password; "
-                               "it does not run in production.")
+        problem = refusal()
+        if problem is not None:
+            raise CommandError(problem)
         self.now = timezone.now()
         quiet = override_settings(EMAIL_BACKEND="django.core.mail.backends.dummy.EmailBackend")
         with quiet, transaction.atomic():

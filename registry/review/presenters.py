@@ -1,0 +1,177 @@
+"""The request page, one panel at a time: each presenter reads what its panel shows
+(asking registry.review.workflow what the person may see and do) and returns that
+panel's part of the template context. ``request_page_context`` puts them together.
+
+The panels, top to bottom: the header (state, review period), the race for the NID,
+the NID warnings, what the person can do (transitions, assignment, the standardisation
+flag, comments), the template as submitted with its rounds, the timeline and comments,
+and the mail log (experts and staff only)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING, Any
+
+from django.contrib.auth import get_user_model
+from django.http import QueryDict
+from django.urls import reverse
+from django.utils import timezone
+
+from registry.namespaces.advice import nid_warnings
+from registry.namespaces.models import Namespace
+from registry.namespaces.presentation import field_diffs, pick_pair
+from registry.namespaces.template import SECTIONS, template_values
+from registry.review import workflow
+from registry.review.forms import CommentForm, StandardisationForm, TransitionForm
+from registry.review.models import (
+    Comment,
+    InboundMessage,
+    OutboundMessage,
+    RegistrationRequest,
+    RequestEvent,
+    Round,
+)
+
+if TYPE_CHECKING:
+    from django import forms
+
+Context = dict[str, Any]
+
+
+def header_panel(registration_request: RegistrationRequest, *,
+                 now: dt.datetime) -> Context:
+    """The state badge and, while in public review, when the review period ends."""
+    return {"registration_request": registration_request,
+            "period_ends": registration_request.review_period_ends(), "now": now}
+
+
+def race_panel(registration_request: RegistrationRequest) -> Context:
+    """The other open requests for the same NID, and the namespace that took it
+    meanwhile. The race is remembered on the request, for the questions that follow."""
+    conflicts = list(RegistrationRequest.objects.conflicting_with(registration_request))
+    taken_by = workflow.registered_meanwhile(registration_request)
+    workflow.remember_race(registration_request,
+                           workflow.Race(len(conflicts), taken_by is not None))
+    return {"conflicts": conflicts, "taken_by": taken_by,
+            "race": workflow.race_of(registration_request)}
+
+
+def request_warnings(registration_request: RegistrationRequest, index: Any = None) -> list:
+    """The section 5.1 / 6.2 warnings for the NID a request proposes."""
+    if registration_request.is_revision or \
+            registration_request.kind != Namespace.Kind.FORMAL or \
+            not registration_request.proposed_nid:
+        return []
+    return nid_warnings(registration_request.proposed_nid,
+                        organisation=registration_request.registrant_organisation,
+                        request_id=registration_request.pk, index=index)
+
+
+def warnings_panel(registration_request: RegistrationRequest) -> Context:
+    return {"nid_warnings": request_warnings(registration_request)}
+
+
+def _bound(bound: Context, target: str) -> forms.Form | None:
+    """The refused form for ``target``, as it was sent, if that is what came back."""
+    form: forms.Form | None = bound.get("form") if bound.get("target") == target else None
+    return form
+
+
+def actions_panel(registration_request: RegistrationRequest, user: Any, *,
+                  bound: Context, now: dt.datetime) -> Context:
+    """What ``user`` can do here now: the transitions on offer (each with its form),
+    editing, assignment (to whom), the standardisation flag and the comment form. A
+    refused form (``bound``) comes back at its place; its errors go above the page
+    when its place is no longer offered."""
+    period_ends = registration_request.review_period_ends()
+    early_until = period_ends if period_ends and period_ends > now else None
+    offered = [(move, _bound(bound, move.name)
+                or TransitionForm(transition=move, period_ends=early_until))
+               for move in workflow.page_transitions(registration_request, user)]
+    audiences = workflow.comment_audiences(registration_request, user)
+    can_assign = workflow.can_assign(registration_request, user)
+    can_flag = workflow.can_set_standardisation(registration_request, user)
+    placed = ({move.name for move, _ in offered} | ({"comment"} if audiences else set())
+              | ({"standardisation"} if can_flag else set()))
+    refused = bound.get("form")
+    unplaced = ([e for errors in refused.errors.values() for e in errors]
+                if refused is not None and bound.get("target") not in placed else [])
+    experts = ([e for e in get_user_model().objects.designated_experts()
+                if workflow.may_be_assigned(registration_request, e)] if can_assign else [])
+    return {
+        "offered": offered,
+        "offered_close": any(move.race_only for move, _ in offered),
+        "can_edit": workflow.can_edit(registration_request, user),
+        "can_assign": can_assign,
+        "experts": experts,
+        "can_set_standardisation": can_flag,
+        "standardisation_form": _bound(bound, "standardisation") or StandardisationForm(),
+        "audiences": [(a, Comment.Audience(a).label) for a in audiences],
+        "comment_form": _bound(bound, "comment")
+        or CommentForm(initial={"audience": audiences[0] if audiences else ""}),
+        "unplaced_errors": unplaced,
+    }
+
+
+def round_diffs(query: QueryDict, rounds: list[Round]) -> Context:
+    """Two rounds side by side (the pair chosen in the address, else the last two)."""
+    a, b = pick_pair(query, rounds)
+    return {"a": a, "b": b, "diffs": field_diffs(a.values(), b.values()),
+            "left_label": f"Round {a.number}", "right_label": f"Round {b.number}",
+            "downloads": [(f"round {r.number}",
+                           reverse("review:round-txt", args=[r.request_id, r.number]))
+                          for r in (a, b)]}
+
+
+def template_panel(registration_request: RegistrationRequest, query: QueryDict) -> Context:
+    """The template as last submitted (the working copy before submission), its
+    rounds, and what changed between two of them."""
+    rounds = list(registration_request.rounds.order_by("-number"))
+    shown = rounds[0] if rounds else registration_request
+    context: Context = {"shown": shown, "shown_values": template_values(shown),
+                        "sections": SECTIONS, "rounds": rounds}
+    if len(rounds) >= 2:
+        context["round_diffs"] = round_diffs(query, rounds)
+    return context
+
+
+def timeline_panel(registration_request: RegistrationRequest, user: Any) -> Context:
+    """The events ``user`` may read, each saying who acted, and the comments."""
+    events = list(registration_request.events.select_related("actor", "round")
+                  .exclude(kind__in=workflow.hidden_events(registration_request, user)))
+    for event in events:
+        event.who = (event.actor.display_name if event.actor else
+                     "the review list" if event.kind == RequestEvent.Kind.LIST_COMMENT
+                     else "system")
+    return {"events": events,
+            "comments": registration_request.comments.visible_to(user).select_related("author")}
+
+
+def mail_panel(registration_request: RegistrationRequest, user: Any) -> Context:
+    """What was sent about a request and what arrived that is not on the timeline:
+    for those who may see the mail, nothing for anyone else."""
+    if not workflow.can_see_mail(registration_request, user):
+        return {}
+    sent = list(OutboundMessage.objects.about(registration_request))
+    for message in sent:
+        message.resendable = workflow.can_resend(message, user)
+    held = (InboundMessage.objects.filter(request=registration_request)
+            .exclude(outcome=InboundMessage.Outcome.PLACED).defer("raw"))
+    return {"mail_log": sent, "mail_held": list(held), "show_mail": True}
+
+
+def request_page_context(registration_request: RegistrationRequest, user: Any, *,
+                         query: QueryDict, bound: Context | None = None,
+                         now: dt.datetime | None = None) -> Context:
+    """The whole request page: every panel's part. The race panel comes before the
+    actions, which ask about the race it remembers."""
+    now = now or timezone.now()
+    return {
+        **header_panel(registration_request, now=now),
+        **race_panel(registration_request),
+        **warnings_panel(registration_request),
+        **actions_panel(registration_request, user, bound=bound or {}, now=now),
+        **template_panel(registration_request, query),
+        **timeline_panel(registration_request, user),
+        **mail_panel(registration_request, user),
+    }

@@ -1,0 +1,116 @@
+"""The request page's panels (registry/review/presenters.py), each on its own: what it
+shows, and for whom."""
+
+import pytest
+from django.contrib.auth.models import AnonymousUser
+from django.http import QueryDict
+from django.utils import timezone
+
+from registry.review import actions, presenters, workflow
+from registry.review.forms import CommentForm
+from registry.review.models import Comment, RequestEvent
+from tests.factories import make_request
+from tests.review.helpers import EARLY, request_in
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def people(registrant, expert, staff):
+    return {"registrant": registrant, "expert": expert, "staff": staff}
+
+
+def test_the_header_shows_the_review_period(registrant):
+    request = make_request(registrant, nid="header")
+    now = timezone.now()
+    panel = presenters.header_panel(request, now=now)
+    assert panel["period_ends"] == request.review_period_ends() is not None
+    assert panel["now"] == now and panel["registration_request"] == request
+
+
+def test_the_race_panel_names_the_rival_and_remembers_the_race(registrant, other_registrant,
+                                                               django_assert_num_queries):
+    request = make_request(registrant, nid="racer")
+    rival = make_request(other_registrant, nid="RACER")
+    panel = presenters.race_panel(request)
+    assert panel["conflicts"] == [rival] and panel["taken_by"] is None
+    assert panel["race"] == workflow.Race(1, False)
+    with django_assert_num_queries(0):  # the actions that follow read the remembered race
+        workflow.race_of(request)
+
+
+def test_the_actions_panel_offers_what_the_policy_allows(registrant, expert, second_expert):
+    own = make_request(expert, nid="ownpanel")
+    mine = presenters.actions_panel(own, expert, bound={}, now=timezone.now())
+    assert [move.name for move, _ in mine["offered"]] == [
+        t.name for t in workflow.page_transitions(own, expert)]
+    assert not mine["can_assign"] and mine["experts"] == []
+    theirs = presenters.actions_panel(own, second_expert, bound={}, now=timezone.now())
+    assert theirs["can_assign"]
+    # The registrant is never among those a request can be assigned to.
+    assert second_expert in theirs["experts"] and expert not in theirs["experts"]
+    assert [a for a, _ in theirs["audiences"]] == workflow.comment_audiences(own, second_expert)
+
+
+def test_a_refused_form_comes_back_at_its_place_or_above_the_page(registrant, expert):
+    request = make_request(registrant, nid="boundform")
+    refused = CommentForm({"body": "", "audience": Comment.Audience.PUBLIC})
+    assert not refused.is_valid()
+    placed = presenters.actions_panel(request, expert, bound={"target": "comment",
+                                                              "form": refused},
+                                      now=timezone.now())
+    assert placed["comment_form"] is refused and placed["unplaced_errors"] == []
+    # A form whose place is not offered any more: its errors go above the page.
+    gone = presenters.actions_panel(request, expert, bound={"target": "register",
+                                                            "form": refused},
+                                    now=timezone.now())
+    assert gone["unplaced_errors"] == [e for errors in refused.errors.values() for e in errors]
+
+
+def test_the_template_panel_shows_the_last_round_and_compares_two(people):
+    request = request_in("changes_requested", path="community", people=people, nid="rounds")
+    one = presenters.template_panel(request, QueryDict())
+    assert [r.number for r in one["rounds"]] == [1] and "round_diffs" not in one
+    assert one["shown"] == one["rounds"][0]
+    actions.request_transition(request=request, transition="resubmit",
+                               actor=people["registrant"], early_reason=EARLY)
+    two = presenters.template_panel(request, QueryDict())
+    assert [r.number for r in two["rounds"]] == [2, 1]
+    assert two["round_diffs"]["left_label"] == "Round 1"
+
+
+def test_the_timeline_hides_what_the_person_may_not_read(people):
+    request = request_in("in_review", path="community", people=people, nid="timeline")
+    actions.request_comment(request=request, actor=people["expert"], audience="experts",
+                            body="Between experts.")
+    for user in (AnonymousUser(), people["registrant"], people["expert"]):
+        panel = presenters.timeline_panel(request, user)
+        hidden = workflow.hidden_events(request, user)
+        assert all(e.kind not in hidden for e in panel["events"])
+        assert {c.body for c in panel["comments"]} == {
+            c.body for c in request.comments.all() if workflow.can_read_comment(c, user)}
+    submitted = presenters.timeline_panel(request, AnonymousUser())["events"]
+    assert [e.who for e in submitted if e.kind == RequestEvent.Kind.TRANSITION] == [
+        people["registrant"].display_name]
+
+
+def test_the_mail_panel_is_for_experts_and_staff_only(people):
+    request = request_in("in_review", path="community", people=people, nid="mailpanel")
+    assert presenters.mail_panel(request, people["registrant"]) == {}
+    assert presenters.mail_panel(request, AnonymousUser()) == {}
+    panel = presenters.mail_panel(request, people["staff"])
+    assert panel["show_mail"] and panel["mail_log"]
+
+
+def test_the_page_is_the_panels_together(people):
+    request = request_in("in_review", path="community", people=people, nid="together")
+    now = timezone.now()
+    user = people["expert"]
+    context = presenters.request_page_context(request, user, query=QueryDict(), now=now)
+    parts = [presenters.header_panel(request, now=now), presenters.race_panel(request),
+             presenters.warnings_panel(request),
+             presenters.actions_panel(request, user, bound={}, now=now),
+             presenters.template_panel(request, QueryDict()),
+             presenters.timeline_panel(request, user), presenters.mail_panel(request, user)]
+    keys = [key for part in parts for key in part]
+    assert sorted(context) == sorted(keys) and len(keys) == len(set(keys))

@@ -1,0 +1,131 @@
+"""The two tables of the workflow held together: STATES (what each state means) and
+TRANSITIONS (the moves between them). A new state or a new move that leaves either
+table incomplete fails here, naming what is missing."""
+
+import dataclasses
+import datetime as dt
+
+import pytest
+from django.utils import timezone
+
+from registry.review import workflow
+from registry.review.models import RegistrationRequest, State
+from registry.review.workflow import STATES, TRANSITIONS, StateMeaning, states_where
+from tests.factories import make_request
+from tests.html import one, page, text
+from tests.review.helpers import request_in
+
+FLAGS = [f.name for f in dataclasses.fields(StateMeaning) if f.type in ("bool", bool)]
+
+
+def test_every_state_has_one_row_and_every_row_is_a_state():
+    assert list(STATES) == list(State.values)
+    assert all(row.state == name for name, row in STATES.items())
+
+
+def test_every_attribute_is_set_for_every_state():
+    """No attribute has a default: a row that leaves one out does not even build."""
+    fields = dataclasses.fields(StateMeaning)
+    assert all(f.default is dataclasses.MISSING for f in fields)
+    for row in STATES.values():
+        assert row.badge.startswith("text-bg-"), row
+        assert row.label == State(row.state).label
+        assert all(isinstance(getattr(row, flag), bool) for flag in FLAGS), row
+
+
+def test_exactly_one_initial_state_and_each_state_initial_open_or_final():
+    assert len(states_where(initial=True)) == 1
+    for row in STATES.values():
+        assert [row.initial, row.open, row.final].count(True) == 1, row.state
+
+
+def test_what_only_an_open_request_can_be():
+    """Reminders, public review, answers by mail and the staff queue are for requests
+    under way; nothing final can be edited."""
+    for flag in ("reminded", "public_review", "answered_by_mail", "staff_queue",
+                 "standardisation_open"):
+        assert set(states_where(**{flag: True})) <= set(states_where(open=True)), flag
+    assert not set(states_where(editable=True)) & set(states_where(final=True))
+
+
+def test_every_transition_joins_states_of_the_table():
+    for t in TRANSITIONS.values():
+        assert t.sources <= set(STATES) and t.target in STATES, t.name
+
+
+def test_every_state_is_reachable_from_the_initial_one():
+    reached = {workflow.INITIAL_STATE}
+    frontier = [workflow.INITIAL_STATE]
+    while frontier:
+        state = frontier.pop()
+        for t in TRANSITIONS.values():
+            if state in t.sources and t.target not in reached:
+                reached.add(t.target)
+                frontier.append(t.target)
+    assert set(STATES) - reached == set(), "states no transition reaches"
+
+
+def test_final_states_have_no_exits_and_the_others_have_one():
+    exits = {s for t in TRANSITIONS.values() for s in t.sources}
+    assert exits & set(states_where(final=True)) == set(), "a final state with an exit"
+    assert set(states_where(final=False)) - exits == set(), "a dead end that is not final"
+
+
+def test_the_derived_lists_are_the_rows():
+    assert states_where(open=True) == workflow.OPEN_STATES
+    assert states_where(final=True) == workflow.FINAL_STATES
+    assert states_where(editable=True) == workflow.EDITABLE_STATES
+    assert set(TRANSITIONS["close"].sources) == set(workflow.OPEN_STATES)
+    assert set(TRANSITIONS["withdraw"].sources) == {workflow.INITIAL_STATE, *workflow.OPEN_STATES}
+
+
+# --- The rows are read: one row changes one rule ------------------------------------------
+
+def _quiet(monkeypatch, state: str, **meaning):
+    monkeypatch.setitem(STATES, state, dataclasses.replace(STATES[state], **meaning))
+
+
+@pytest.mark.django_db
+def test_the_idle_reminder_reads_the_row(monkeypatch, registrant):
+    request = make_request(registrant, nid="idlerow")
+    RegistrationRequest.objects.filter(pk=request.pk).update(
+        last_activity_at=timezone.now() - dt.timedelta(days=60))
+    def due():
+        return list(RegistrationRequest.objects.needing_reminder(
+            now=timezone.now(), idle=dt.timedelta(days=14)))
+
+    assert due() == [request]
+    _quiet(monkeypatch, request.state, reminded=False)  # e.g. a request put on hold
+    assert due() == []
+
+
+@pytest.mark.django_db
+def test_the_public_review_list_reads_the_row(monkeypatch, registrant):
+    request = make_request(registrant, nid="listrow")
+    assert list(RegistrationRequest.objects.in_public_review()) == [request]
+    _quiet(monkeypatch, request.state, public_review=False)
+    assert list(RegistrationRequest.objects.in_public_review()) == []
+
+
+@pytest.mark.django_db
+def test_answers_by_mail_read_the_row(monkeypatch, registrant, expert, staff):
+    people = {"registrant": registrant, "expert": expert, "staff": staff}
+    request = request_in("changes_requested", path="community", people=people, nid="mailrow")
+    assert workflow.answered_by_mail(request)
+    assert workflow.moves_answered_by_mail() == ("request_changes",)
+    _quiet(monkeypatch, request.state, answered_by_mail=False)
+    assert not workflow.answered_by_mail(request)
+    assert workflow.moves_answered_by_mail() == ()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("state", ["draft", "in_review", "changes_requested", "registered"])
+def test_the_badge_is_the_rows(client, registrant, expert, staff, state):
+    people = {"registrant": registrant, "expert": expert, "staff": staff}
+    nid = "badge" + state.replace("_", "")[:8]
+    request = request_in(state, path="community", people=people, nid=nid)
+    client.force_login(registrant)
+    doc = page(client.get(request.get_absolute_url()))
+    badge = one(doc, "//h1/following-sibling::span[1]")
+    assert set(badge.get("class").split()) == {"badge", *STATES[state].badge.split()}
+    assert text(badge) == STATES[state].label
