@@ -10,6 +10,11 @@ and forks (the pool notices a new pid), so one per pool is enough.
 ``incr`` is one round trip (a script: increment if the key exists) instead of
 Django's two (EXISTS, then INCRBY): the rate limits call it on every request past
 a window's first.
+
+``remember(group, key)`` and ``forget_groups_except(group)`` drop a whole group of
+entries at once: the public cache files each entry under its release and registry
+generation, and drops a superseded generation's entries as soon as a process sees
+the next one, instead of leaving them to expire a day later.
 """
 
 from __future__ import annotations
@@ -56,3 +61,33 @@ class RegistryRedisCache(RedisCache):
     def __init__(self, server: str, params: dict[str, Any]) -> None:
         super().__init__(server, params)
         self._class = SharedClientRedisCacheClient
+
+    def _groups_key(self, group: str | None = None) -> str:
+        return self.make_and_validate_key("groups" if group is None else f"group:{group}")
+
+    def remember(self, group: str, key: str, timeout: int) -> None:
+        """File ``key`` (a key of this cache) under ``group``, for forget_groups_except."""
+        client = self._cache.get_client(write=True)
+        members = self._groups_key(group)
+        pipe = client.pipeline(transaction=False)
+        pipe.sadd(self._groups_key(), group)
+        pipe.sadd(members, self.make_and_validate_key(key))
+        pipe.expire(members, timeout)
+        pipe.execute()
+
+    def forget_groups_except(self, keep: str) -> int:
+        """Delete the entries of every group but ``keep``; the number of groups dropped."""
+        client = self._cache.get_client(write=True)
+        groups = [g.decode() if isinstance(g, bytes) else g
+                  for g in client.smembers(self._groups_key())]
+        dropped = [group for group in groups if group != keep]
+        for group in dropped:
+            members = self._groups_key(group)
+            keys = list(client.smembers(members))
+            pipe = client.pipeline(transaction=False)
+            for start in range(0, len(keys), 500):
+                pipe.delete(*keys[start:start + 500])
+            pipe.delete(members)
+            pipe.srem(self._groups_key(), group)
+            pipe.execute()
+        return len(dropped)

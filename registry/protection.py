@@ -12,7 +12,9 @@
   ``Cache-Control: private, no-store`` on everything answered to a signed-in person
   (their drafts, internal comments and queues must not stay in a shared cache or
   the browser's back-forward history after log-out). Content-Security-Policy is
-  django-csp's (settings.CONTENT_SECURITY_POLICY).
+  django-csp's (settings.CONTENT_SECURITY_POLICY). Both are outermost in
+  settings.MIDDLEWARE, so every answer carries them, a redirect or bad Host too.
+- ``csrf_failure``: the CSRF failure page, the site's own template.
 """
 
 from __future__ import annotations
@@ -81,6 +83,17 @@ def too_many_requests(request: HttpRequest, exception: Exception | None = None) 
                                                 "retry_after": retry_after}, status=429)
     response["Retry-After"] = str(retry_after)
     return response
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """CSRF_FAILURE_VIEW: the site's own 403 page, inside its CSP (Django's stock page
+    carries an inline style). The reason stays in the log, not on the page."""
+    from django.middleware.csrf import REASON_NO_CSRF_COOKIE
+
+    if request.path.startswith("/api/"):
+        return JsonResponse({"error": "CSRF verification failed"}, status=403)
+    return render(request, "403_csrf.html", {"no_cookie": reason == REASON_NO_CSRF_COOKIE},
+                  status=403)
 
 
 class ProtectionHeadersMiddleware:

@@ -59,19 +59,27 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # The security headers first (outermost): they reach every answer, also the ones a
+    # middleware below gives without a view (the HTTPS redirect, a bad Host's 400, a
+    # static file, a 304).
+    "registry.protection.ProtectionHeadersMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # The client address from TRUSTED_PROXIES, before anything reads it.
     "registry.proxies.TrustedProxyMiddleware",
+    # HEAD, the API's 405 (before CSRF), 413 and JSON errors: registry/http_semantics.py.
+    "registry.http_semantics.HttpSemanticsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "allauth.account.middleware.AccountMiddleware",
-    "csp.middleware.CSPMiddleware",
-    "registry.protection.ProtectionHeadersMiddleware",
     "django_ratelimit.middleware.RatelimitMiddleware",
 ]
+# Django's stock CSRF failure page carries an inline <style> the CSP blocks.
+CSRF_FAILURE_VIEW = "registry.protection.csrf_failure"
 
 ROOT_URLCONF = "registry.urls"
 WSGI_APPLICATION = "registry.wsgi.application"
@@ -158,16 +166,21 @@ ACCOUNT_LOGOUT_REDIRECT_URL = "namespaces:registry"
 # Required in production: log-in throttling and the rate limits count in this cache, and
 # counts kept per process would let each worker grant the whole allowance again.
 REDIS_URL = env_str("REDIS_URL", "", required_in_production=True)
-if REDIS_URL:
-    CACHES = {
-        "default": {
-            "BACKEND": "registry.cache.RegistryRedisCache",
-            "LOCATION": REDIS_URL,
-            "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "urnreg"),
-        }
-    }
-else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# The public cache (pages and exports, registry/namespaces/public_cache.py) in a Redis
+# of its own: one with maxmemory and allkeys-lru, so that it evicts, while the Redis of
+# REDIS_URL (broker, rate limits) never evicts. By default the same Redis as REDIS_URL.
+CACHE_URL = env_str("CACHE_URL", REDIS_URL)
+_CACHE_KEY_PREFIX = env_str("CACHE_KEY_PREFIX", "urnreg")
+
+
+def _cache(url: str, name: str) -> dict:
+    if url:
+        return {"BACKEND": "registry.cache.RegistryRedisCache", "LOCATION": url,
+                "KEY_PREFIX": _CACHE_KEY_PREFIX}
+    return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": name}
+
+
+CACHES = {"default": _cache(REDIS_URL, "default"), "public": _cache(CACHE_URL, "public")}
 
 # Celery: a real broker when one is configured, otherwise tasks run in-process.
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)

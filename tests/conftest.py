@@ -78,12 +78,13 @@ def _fresh_public_cache():
     """Each test starts with an empty page cache: a test's rolled-back writes leave
     the registry generation where it was, so an entry from an earlier test could
     otherwise match."""
-    from django.core.cache import cache
+    from django.core.cache import caches
 
     from registry.namespaces.public_cache import local_store
 
-    if settings.CACHES["default"]["BACKEND"].endswith("LocMemCache"):
-        cache.clear()  # never a shared Redis: other runs use it
+    for alias in ("default", "public"):
+        if settings.CACHES[alias]["BACKEND"].endswith("LocMemCache"):
+            caches[alias].clear()  # never a shared Redis: other runs use it
     local_store.clear()
     yield
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from typing import Any, cast
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from django.conf import settings
 from django.contrib.syndication.views import Feed
-from django.core.paginator import EmptyPage, PageNotAnInteger, Paginator
+from django.core.paginator import EmptyPage, Paginator
 from django.http import HttpResponse, JsonResponse
 from django.urls import reverse
 from django.utils.feedgenerator import Atom1Feed
@@ -36,6 +36,7 @@ from registry.namespaces.models import Namespace, NamespaceEvent, reference_link
 from registry.namespaces.openapi import openapi_document
 from registry.namespaces.presentation import nid_route
 from registry.namespaces.public_cache import public_document
+from registry.namespaces.query_params import Param, Query, canonical_query, choice, positive_integer
 from registry.namespaces.template import TEXT_FIELDS
 from registry.namespaces.xrefs import xml_safe
 from registry.protection import limit
@@ -94,26 +95,34 @@ def namespace_summary(request, ns: Namespace,
     }
 
 
+# The list's filters: a value given must be one of these (an empty one too), and a
+# refused value is a 400 naming the filter, never the whole registry.
+LIST_PARAMS = (
+    Param("kind", choice(Namespace.Kind.values), empty_is_default=False),
+    Param("status", choice(Namespace.Status.values), empty_is_default=False),
+    Param("page", positive_integer, default="1", empty_is_default=False),
+)
+CHECK_PARAMS = (Param("urn", str, many=True),)
+
+
 @require_GET
 def namespaces_list(request):
-    return public_document(request, lambda: _namespaces_list(request),
-                           params=("kind", "status", "page"))
+    query = canonical_query(request, LIST_PARAMS)
+    return public_document(request, lambda: _namespaces_list(request, query), query=query)
 
 
-def _namespaces_list(request):
+def _namespaces_list(request, query: Query):
     queryset = Namespace.objects.sorted_by("nid")
-    kind = request.GET.get("kind")
-    if kind in Namespace.Kind.values:
-        queryset = queryset.filter(kind=kind)
-    status = request.GET.get("status")
-    if status in Namespace.Status.values:
-        queryset = queryset.filter(status=status)
+    if query["kind"]:
+        queryset = queryset.filter(kind=query["kind"])
+    if query["status"]:
+        queryset = queryset.filter(status=query["status"])
     # Paged over the ids alone (a deep page skips thousands of narrow rows, not of
     # whole ones), then the page's rows read by id in a subquery: one query.
     paginator = Paginator(queryset.values("pk"), API_PAGE_SIZE)
     try:
-        page = paginator.page(request.GET.get("page", 1))
-    except (EmptyPage, PageNotAnInteger):
+        page = paginator.page(int(query["page"]))
+    except EmptyPage:
         return JsonResponse({"error": f"page must be 1 to {paginator.num_pages}"}, status=400)
     rows = (Namespace.objects.filter(pk__in=cast(Any, page.object_list)).sorted_by("nid")
             .select_related("replaced_by"))
@@ -121,9 +130,11 @@ def _namespaces_list(request):
     links = summary_links(request)
 
     def link(number):
-        params = request.GET.copy()
+        # From the canonical filters alone: nothing else a client sent reaches a link
+        # that later visitors get from the cache.
+        params = {name: value for name, value in query.key if name != "page"}
         params["page"] = number
-        return _absolute(request, f"{request.path}?{params.urlencode()}")
+        return _absolute(request, f"{request.path}?{urlencode(params)}")
 
     return JsonResponse({
         "count": paginator.count,
@@ -169,14 +180,17 @@ def check(request):
     A GET's answer depends only on its URNs and the registry: it is kept per registry
     generation (resolvers ask for the same URNs again and again), and only the
     computation is rate-limited."""
-    if request.method == "GET":
-        urns = [u for u in request.GET.getlist("urn") if u.strip()]
+    if request.method in ("GET", "HEAD"):
+        urns = [u for u in canonical_query(request, CHECK_PARAMS).many("urn") if u.strip()]
+        query = Query({"urn": tuple(urns)}, (("urn", tuple(urns)),))
 
         def build() -> JsonResponse:
             limit(request, "api_check")  # only a check the cache cannot answer counts
             return _check(urns)
 
-        return public_document(request, build, params=("urn",))
+        # Keyed by the URNs in their order (the results are in that order); past
+        # MAX_URNS the 400 is never cached.
+        return public_document(request, build, query=query)
     limit(request, "api_check")
     try:
         urns = _posted_urns(request)

@@ -20,7 +20,14 @@ SCHEMAS: dict[str, dict] = {
     "Error": {
         "type": "object",
         "required": ["error"],
-        "properties": {"error": STRING},
+        "properties": {"error": STRING,
+                       "parameter": {"type": "string",
+                                     "description": "The query parameter refused (a 400)."}},
+    },
+    "RateLimited": {
+        "type": "object",
+        "required": ["error", "retry_after"],
+        "properties": {"error": STRING, "retry_after": {"type": "integer", "minimum": 1}},
     },
     "NotFound": {
         "type": "object",
@@ -159,17 +166,44 @@ def _json(ref: str) -> dict:
     return {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}}
 
 
-def _response(description: str, ref: str) -> dict:
-    return {"description": description, "content": _json(ref)}
+def _response(description: str, ref: str, headers: dict | None = None) -> dict:
+    return {"description": description, "content": _json(ref), **(
+        {"headers": headers} if headers else {})}
 
 
+INTEGER = {"type": "integer"}
+# What every path can answer besides its own: the server's limits, as it enforces them.
 CONDITIONAL = {
     "304": {"description": "Not modified since the ETag or date the client sent."},
 }
+NOT_ALLOWED = {
+    "405": _response("A method this path does not answer (HEAD is answered wherever GET "
+                     "is); Allow lists the ones it does.", "Error",
+                     {"Allow": {"schema": STRING, "required": True}}),
+}
+TOO_MANY = {
+    "429": _response("Too many requests from this client in a short time; wait Retry-After "
+                     "seconds. Only work counts: an answer from the cache is free.",
+                     "RateLimited", {"Retry-After": {"schema": INTEGER, "required": True}}),
+}
+TOO_LARGE = {
+    "413": _response("A body larger than the server takes (DATA_UPLOAD_MAX_MEMORY_SIZE, "
+                     "2,621,440 bytes by default).", "Error"),
+}
+
+
+def _filter(name: str, values: list[str], description: str) -> dict:
+    return {"name": name, "in": "query", "required": False, "description": description,
+            "schema": {"enum": values}}
 
 
 def openapi_document(site_url: str) -> dict:
     """The whole OpenAPI 3.1 document, with ``site_url`` as its server."""
+    from registry.namespaces.api import API_PAGE_SIZE  # the API module imports this one
+    from registry.namespaces.checker import MAX_URNS
+    from registry.namespaces.models import Namespace
+
+    urns = {"type": "array", "items": STRING, "minItems": 1, "maxItems": MAX_URNS}
     return {
         "openapi": "3.1.0",
         "info": {
@@ -177,7 +211,10 @@ def openapi_document(site_url: str) -> dict:
             "version": "1",
             "description": "The IANA registry of URN namespaces (RFC 8141), read-only, and "
                            "a URN checker. Lists and namespaces answer conditional requests "
-                           "(ETag, Last-Modified).",
+                           "(ETag, Last-Modified). HEAD is answered wherever GET is, with the "
+                           "same headers and no body. Every error is JSON: "
+                           '{"error": "..."}, with "parameter" naming a refused query '
+                           "parameter.",
         },
         "jsonSchemaDialect": "https://spec.openapis.org/oas/3.1/dialect/base",
         "servers": [{"url": site_url.rstrip("/")}],
@@ -185,19 +222,20 @@ def openapi_document(site_url: str) -> dict:
             "/api/namespaces/": {
                 "get": {
                     "operationId": "listNamespaces",
-                    "summary": "The registered namespaces, 100 a page, by NID.",
+                    "summary": f"The registered namespaces, {API_PAGE_SIZE} a page, by NID.",
                     "parameters": [
-                        {"name": "kind", "in": "query", "required": False,
-                         "schema": {"enum": ["formal", "informal"]}},
-                        {"name": "status", "in": "query", "required": False,
-                         "schema": {"enum": ["active", "deprecated"]}},
+                        _filter("kind", list(Namespace.Kind.values), "Only this kind."),
+                        _filter("status", list(Namespace.Status.values), "Only this status."),
                         {"name": "page", "in": "query", "required": False,
+                         "description": "1 to the list's `pages`.",
                          "schema": {"type": "integer", "minimum": 1}},
                     ],
                     "responses": {
                         "200": _response("A page of namespaces.", "NamespaceList"),
-                        "400": _response("No such page.", "Error"),
+                        "400": _response("A filter value that is not one of its values (an "
+                                         "empty one too), or a page past the last.", "Error"),
                         **CONDITIONAL,
+                        **NOT_ALLOWED,
                     },
                 },
             },
@@ -212,38 +250,68 @@ def openapi_document(site_url: str) -> dict:
                         "200": _response("The namespace.", "NamespaceDetail"),
                         "404": _response("Not registered; close matches.", "NotFound"),
                         **CONDITIONAL,
+                        **NOT_ALLOWED,
                     },
                 },
             },
             "/api/check": {
                 "get": {
                     "operationId": "checkUrns",
-                    "summary": "Check URNs against RFC 8141 and this registry.",
+                    "summary": f"Check URNs against RFC 8141 and this registry (at most "
+                               f"{MAX_URNS}).",
                     "parameters": [{"name": "urn", "in": "query", "required": True,
-                                    "schema": STRING, "explode": True}],
+                                    "style": "form", "explode": True,
+                                    "description": "Repeatable; empty values are skipped.",
+                                    "schema": {**urns, "items": {"type": "string",
+                                                                 "pattern": "\\S"}}}],
                     "responses": {
-                        "200": _response("One result per URN.", "CheckResults"),
-                        "400": _response("No URN, or too many.", "Error"),
+                        "200": _response("One result per URN, in their order.",
+                                         "CheckResults"),
+                        "400": _response(f"No URN (or only empty ones), or more than "
+                                         f"{MAX_URNS}.", "Error"),
+                        **CONDITIONAL,
+                        **NOT_ALLOWED,
+                        **TOO_MANY,
                     },
                 },
                 "post": {
                     "operationId": "checkUrnList",
-                    "summary": "Check a list of URNs (at most 1000).",
+                    "summary": f"Check a list of URNs (at most {MAX_URNS}).",
                     "requestBody": {
                         "required": True,
                         "content": {
                             "application/json": {"schema": {"oneOf": [
-                                {"type": "array", "items": STRING},
+                                urns,
                                 {"type": "object", "required": ["urns"],
-                                 "properties": {"urns": {"type": "array", "items": STRING}}},
+                                 "properties": {"urns": urns}},
                             ]}},
-                            "text/plain": {"schema": {"type": "string",
-                                                      "description": "One URN a line."}},
+                            "text/plain": {"schema": {
+                                "type": "string", "pattern": "\\S",
+                                "description": f"One URN a line, at most {MAX_URNS} lines "
+                                               "that are not empty."}},
                         },
                     },
                     "responses": {
                         "200": _response("One result per URN.", "CheckResults"),
-                        "400": _response("A body that is not a list of URNs.", "Error"),
+                        "400": _response(f"A body that is not UTF-8, not JSON, not a list of "
+                                         f"strings, empty, or more than {MAX_URNS} URNs.",
+                                         "Error"),
+                        **NOT_ALLOWED,
+                        **TOO_LARGE,
+                        **TOO_MANY,
+                    },
+                },
+            },
+            "/api/schema": {
+                "get": {
+                    "operationId": "getSchema",
+                    "summary": "This OpenAPI 3.1 document.",
+                    "responses": {
+                        "200": {"description": "The document.",
+                                "content": {"application/json": {"schema": {
+                                    "type": "object"}}}},
+                        **CONDITIONAL,
+                        **NOT_ALLOWED,
                     },
                 },
             },

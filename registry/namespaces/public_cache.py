@@ -13,8 +13,17 @@ old generation's entries are simply never asked for again.
 - ``public_document`` caches a whole export or API response, with its gzip form,
   and answers with ETag / Last-Modified and 304 Not Modified.
 
-Entries live in Django's cache (Redis in production, shared by every process)
-and, for the current generation, in a small per-process store in front of it.
+Entries live in Django's "public" cache (a Redis of its own in production, CACHE_URL,
+shared by every process) and, for the current generation, in a small per-process
+store in front of it.
+
+A key carries the release (registry/release.py: a deploy never serves an old page),
+the generation, and only canonical values: the host, the view with its path
+arguments (a NID in lower case, a number as a number) and the canonical query
+(query_params.py; anything else in the query is never read). A request that has no
+canonical key is answered without the cache. Each entry is filed under its release
+and generation, and a process that sees a new one drops every other's entries
+(registry/cache.py), so superseded entries do not wait a day to expire.
 A visitor with no session gets, from that store, the whole page as bytes and in
 gzip, the same for every such visitor: no slot to render, nothing to compress.
 """
@@ -26,18 +35,24 @@ import hashlib
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import caches
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
 from django.template.loader import render_to_string
 from django.utils.cache import patch_vary_headers
+from django.utils.connection import ConnectionProxy
 from django.utils.http import http_date, parse_http_date_safe
+
+from registry.namespaces.query_params import NO_QUERY, Query
+from registry.release import current_release
+
+cache: Any = ConnectionProxy(caches, "public")
 
 # Slots every page has; a page adds its own with build()["slots"].
 SLOT_TEMPLATES = {
@@ -137,44 +152,74 @@ def _get(key: str) -> dict[str, Any] | None:
 
 def _put(key: str, value: dict) -> None:
     cache.set(key, value, CACHE_SECONDS)
+    remember = getattr(cache, "remember", None)  # the Redis cache's; a local one is bounded
+    if remember is not None:
+        remember(key.split(":", 3)[2], key, CACHE_SECONDS)
     local_store.put(key, value, value["size"])
 
 
-def cache_key(kind: str, request: HttpRequest, params: Iterable[str]) -> str:
-    """The entry of this generation for this host, path and the query parameters
-    the view reads (others cannot fill the cache with copies)."""
-    generation = current_generation(request)
-    query = sorted((name, value) for name in params for value in request.GET.getlist(name))
-    raw = f"{request.scheme}://{request.get_host()}{request.path}?{query!r}"
+_seen = {"group": ""}  # the release and generation this process saw last
+# A host as a client writes it canonically: lower case, a port with no leading zero.
+_CANONICAL_HOST = re.compile(r"(?:[a-z0-9.-]+|\[[0-9a-f:.]+\])(?::[1-9][0-9]{0,4})?")
+
+
+def _observe(group: str) -> None:
+    """On a new release or generation: drop every other one's entries, here and in
+    the shared cache (once per change and process)."""
+    if _seen["group"] == group:
+        return
+    _seen["group"] = group
+    local_store.clear()
+    forget = getattr(cache, "forget_groups_except", None)
+    if forget is not None:
+        forget(group)
+
+
+def cache_key(kind: str, request: HttpRequest, query: Query | None = NO_QUERY) -> str | None:
+    """The entry of this release and generation for this host, view, path arguments
+    and canonical query; None (no caching) for a query the view did not make
+    canonical (None) or a host not written canonically (upper case, a port "0443")."""
+    group = f"{current_release()}.{current_generation(request).key}"
+    _observe(group)
+    host = request.get_host()
+    match = request.resolver_match
+    if query is None or not _CANONICAL_HOST.fullmatch(host) or match is None:
+        return None
+    arguments = sorted((name, value.lower() if isinstance(value, str) else value)
+                       for name, value in match.kwargs.items())
+    raw = repr((request.scheme, host, match.view_name, arguments, query.key))
     digest = hashlib.sha256(raw.encode()).hexdigest()[:32]
-    return f"public:{kind}:{generation.key}:{digest}"
+    return f"public:{kind}:{group}:{digest}"
 
 
 def public_page(request: HttpRequest, template_name: str, build: Callable[[], dict], *,
-                params: Iterable[str] = ()) -> HttpResponse:
+                query: Query | None = NO_QUERY) -> HttpResponse:
     """The page from the cache, or built, rendered and cached; then the visitor's slots.
 
     ``build`` returns the template context; its optional "slots" entry maps a slot
     name to the plain values (ids, strings) its per-visitor template needs. It may
-    raise (Http404 ...): nothing is cached then."""
-    key = cache_key("page", request, params)
+    raise (Http404, BadParameter ...): nothing is cached then. ``query``: the
+    canonical query the page is built from (query_params.canonical_query), or None
+    for a page that must not be cached."""
+    key = cache_key("page", request, query)
     anonymous = settings.SESSION_COOKIE_NAME not in request.COOKIES
-    if anonymous:
+    if anonymous and key is not None:
         whole = cast("dict[str, Any] | None", local_store.get(key + ":anonymous"))
         if whole is not None:
             return _anonymous_response(request, whole)
-    entry = _get(key)
+    entry = _get(key) if key is not None else None
     if entry is None:
         context = build()
         slots = context.pop("slots", {})
         context.update(personal_slots=True, REVIEW_LIST_ADDRESS=settings.REVIEW_LIST_ADDRESS)
         body = render_to_string(template_name, context)
         entry = {"body": body, "slots": slots, "size": len(body)}
-        _put(key, entry)
+        if key is not None:
+            _put(key, entry)
     body = entry["body"]
     for name, slot_context in {"nav": {}, "messages": {}, **entry["slots"]}.items():
         body = body.replace(f"<!--slot:{name}-->", _render_slot(request, name, slot_context), 1)
-    if anonymous:
+    if anonymous and key is not None:
         # Every visitor without a session gets these very bytes: keep them, and their
         # gzip form, in this process for the rest of the generation. (Compressing is
         # safe here: such a page holds no secret, no CSRF token, nothing of a session.)
@@ -219,10 +264,12 @@ def _holder_context(request: HttpRequest, context: dict) -> dict:
 
 
 def public_document(request: HttpRequest, build: Callable[[], HttpResponse], *,
-                    params: Iterable[str] = ()) -> HttpResponse:
+                    query: Query | None = NO_QUERY) -> HttpResponse:
     """A response that is the same for everyone, built once per generation and kept
     with its gzip form; conditional requests get 304. Only a 200 is cached."""
-    key = cache_key("doc", request, params)
+    key = cache_key("doc", request, query)
+    if key is None:
+        return build()
     generation = current_generation(request)
     tag = hashlib.sha256(key.encode()).hexdigest()[:24]
     gzipped = bool(_ACCEPTS_GZIP.search(request.META.get("HTTP_ACCEPT_ENCODING", "")))

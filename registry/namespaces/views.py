@@ -24,6 +24,16 @@ from registry.namespaces.presentation import (
     registry_rows,
 )
 from registry.namespaces.public_cache import current_generation, public_document, public_page
+from registry.namespaces.query_params import (
+    BadParameter,
+    Param,
+    Query,
+    canonical_query,
+    choice,
+    page_of,
+    page_param,
+    positive_integer,
+)
 from registry.namespaces.querysets import nid_from_query
 from registry.namespaces.template import SECTIONS, render_text, template_values
 from registry.protection import limit, limited
@@ -75,11 +85,11 @@ class UnknownNID(Http404):
         self.nid = nid
 
 
-def _table(request, queryset, prefix: str, sort: str, count: int):
+def _table(query: Query, queryset, prefix: str, sort: str, count: int):
     rows = queryset.sorted_by(sort).table_rows()
     paginator = Paginator(rows, PAGE_SIZE)
     paginator.count = count  # counted with the others in registry_counts()
-    return paginator.get_page(request.GET.get(f"{prefix}page"))
+    return page_of(paginator, f"{prefix}page", query[f"{prefix}page"])
 
 
 def _keep(params: dict[str, str]) -> str:
@@ -88,17 +98,26 @@ def _keep(params: dict[str, str]) -> str:
     return f"{kept}&" if kept else ""
 
 
-REGISTRY_PARAMS = ("status", "sort", "letter", "fpage", "ipage")
+SORTS = ("nid", "-nid", "date", "-date")  # NamespaceQuerySet.sorted_by's, for the tables
+REGISTRY_PARAMS = (
+    Param("status", choice(Namespace.Status.values)),
+    Param("sort", choice(SORTS), default="nid"),
+    Param("letter", choice(LETTERS)),
+    page_param("fpage"),
+    page_param("ipage"),
+)
+HISTORY_PARAMS = (page_param(),)
+DIFF_PARAMS = (Param("a", positive_integer), Param("b", positive_integer))
 
 
 @require_GET
 def registry_page(request):
     # Cached per registry generation, with each visitor's navigation rendered per
     # request (public_cache.py). No ETag here: the page carries that navigation.
+    query = canonical_query(request, REGISTRY_PARAMS)
+
     def build() -> dict:
-        status = request.GET.get("status", "")
-        sort = request.GET.get("sort", "nid")
-        letter = request.GET.get("letter", "")
+        status, sort, letter = query["status"], query["sort"], query["letter"]
         namespaces = Namespace.objects.all()
         if status in Namespace.Status.values:
             namespaces = namespaces.filter(status=status)
@@ -108,8 +127,8 @@ def registry_page(request):
                       else formal.filter(nid__istartswith=letter))
         informal_sort = {"nid": "number", "-nid": "-number"}.get(sort, sort)
         counts = registry_counts(status, letter)
-        formal_page = _table(request, formal, "f", sort, counts["formal_rows"])
-        informal_page = _table(request, namespaces.informal(), "i", informal_sort,
+        formal_page = _table(query, formal, "f", sort, counts["formal_rows"])
+        informal_page = _table(query, namespaces.informal(), "i", informal_sort,
                                counts["informal_rows"])
         return {
             "formal": formal_page,
@@ -127,7 +146,7 @@ def registry_page(request):
             "last_change": current_generation(request).real_change_at,
         }
 
-    return public_page(request, "namespaces/registry.html", build, params=REGISTRY_PARAMS)
+    return public_page(request, "namespaces/registry.html", build, query=query)
 
 
 def _search_query(request) -> tuple[str, str]:
@@ -136,6 +155,17 @@ def _search_query(request) -> tuple[str, str]:
     form = SearchForm(request.GET)
     q = form.cleaned_data["q"] if form.is_valid() else ""
     return q, str(next(iter(form.errors.get("q", [])), ""))
+
+
+def _search_text(value: str) -> str:
+    """The canonical search text: as SearchForm cleans it (stripped), or refused."""
+    form = SearchForm({"q": value})
+    if not form.is_valid():
+        raise ValueError(str(next(iter(form.errors.get("q", [])), "not a search")))
+    return form.cleaned_data["q"]
+
+
+SEARCH_PARAMS = (Param("q", _search_text), page_param())
 
 
 @require_GET
@@ -147,6 +177,12 @@ def search(request):
         namespace = Namespace.objects.by_nid(nid).first() if nid else None
         if namespace:
             return redirect(namespace)
+    try:
+        query: Query | None = canonical_query(request, SEARCH_PARAMS)
+    except BadParameter as exc:
+        if exc.name != "q":
+            raise
+        query = None  # refused text: shown in the box with the reason, never cached
 
     def build() -> dict:
         # Only a search the cache cannot answer costs the database: only it is counted.
@@ -156,7 +192,8 @@ def search(request):
         results = Namespace.objects.search(q) if q else Namespace.objects.none()
         # A RankedSearch offers what Paginator uses (count() and slices), not the
         # len() and iteration the stubs' protocol also asks for.
-        page = Paginator(cast(Any, results), SEARCH_PAGE_SIZE).get_page(request.GET.get("page"))
+        page = page_of(Paginator(cast(Any, results), SEARCH_PAGE_SIZE), "page",
+                       query["page"] if query else "1")
         for namespace in page:
             namespace.snippet = highlight(
                 " · ".join(filter(None, [namespace.organisation, namespace.search_text])), q
@@ -166,11 +203,11 @@ def search(request):
         return {"q": q, "page": page, "suggestions": suggestions, "urn_nid": nid,
                 "page_query": _keep({"q": q}),
                 "more": getattr(results, "more", False),
-                "typed": request.GET.get("q", "")[:1000],
+                "typed": q if query else request.GET.get("q", "")[:1000],
                 "error": error,
                 "slots": {"nav": {"search_query": q}}}
 
-    return public_page(request, "namespaces/search.html", build, params=("q", "page"))
+    return public_page(request, "namespaces/search.html", build, query=query)
 
 
 def _versions(namespace):
@@ -240,27 +277,31 @@ def version(request, nid, number):
 @require_GET
 def history(request, nid):
     """Everything that happened to a namespace, newest first, in pages."""
+    query = canonical_query(request, HISTORY_PARAMS)
+
     def build() -> dict:
         namespace = namespace_or_404(nid)
         events = namespace.events.select_related("version")
         return {"namespace": namespace,
-                "page": Paginator(events, HISTORY_PAGE_SIZE).get_page(request.GET.get("page"))}
+                "page": page_of(Paginator(events, HISTORY_PAGE_SIZE), "page", query["page"])}
 
-    return public_page(request, "namespaces/history.html", build, params=("page",))
+    return public_page(request, "namespaces/history.html", build, query=query)
 
 
 @require_GET
 def diff(request, nid):
+    query = canonical_query(request, DIFF_PARAMS)
+
     def build() -> dict:
         namespace = namespace_or_404(nid)
         versions = _versions(namespace)
-        missing = missing_numbers(request.GET, versions)
+        missing = missing_numbers(query.values, versions)
         if missing:
             raise Http404(f"{namespace.nid} has no version {missing[0][:20]}; it has versions "
                           f"{', '.join(str(v.number) for v in reversed(versions)) or 'none'}.")
         if len(versions) < 2:
             return {"namespace": namespace, "versions": versions}
-        a, b = pick_pair(request.GET, versions)
+        a, b = pick_pair(query.values, versions)
         return {
             "namespace": namespace, "versions": versions, "a": a, "b": b,
             "diffs": field_diffs(template_values(a), template_values(b)),
@@ -271,7 +312,7 @@ def diff(request, nid):
                           for v in (a, b)],
         }
 
-    return public_page(request, "namespaces/diff.html", build, params=("a", "b"))
+    return public_page(request, "namespaces/diff.html", build, query=query)
 
 
 @require_GET
