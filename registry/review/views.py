@@ -333,7 +333,8 @@ def _mail_log(registration_request: RegistrationRequest, user) -> dict:
         message.resendable = workflow.can_resend(message, user)
     held = (InboundMessage.objects.filter(request=registration_request)
             .exclude(outcome=InboundMessage.Outcome.PLACED).defer("raw"))
-    return {"mail_log": sent, "mail_held": list(held), "show_mail": True}
+    return {"mail_log": sent, "mail_held": list(held), "show_mail": True,
+            "can_handle_quarantine": workflow.can_handle_quarantine(user)}
 
 
 @login_required

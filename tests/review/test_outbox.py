@@ -2,7 +2,6 @@
 resent by staff; every message of a request threads under its first; and a
 broker outage costs no request a 500 and loses no mail."""
 
-import datetime as dt
 import email
 from email import policy
 
