@@ -41,6 +41,8 @@ MAX_FIELD_CHARS = 64 * 1024  # one header field, unfolded (a long References inc
 MAX_FIELDS = 1000  # header fields
 MAX_PARTS = 100  # MIME parts, all levels
 MAX_DEPTH = 8  # multipart and message/rfc822 nesting
+MAX_MIME_FIELD_CHARS = 4096  # a Content-Type or Content-Disposition field, of any part
+MAX_MIME_PARAMS = 64  # its parameters
 MAX_DISPLAY_CHARS = 2000  # a From or Subject value decoded for display
 MAX_HTML_CHARS = 1024 * 1024  # HTML reduced to text beyond this is cut
 _BOUNDARY_PARAM = re.compile(rb"boundary[ \t]*=", re.IGNORECASE)
@@ -72,10 +74,37 @@ def limit_problem(raw: bytes) -> str:
         return f"The message has more than {MAX_FIELDS} header fields."
     # Every MIME part starts at a line beginning with "--", every multipart names a
     # boundary: counting them bounds the parser's work before it starts.
+    mime = _mime_field_problem(raw)
+    if mime:
+        return mime
     if raw.count(b"\n--") > 2 * MAX_PARTS + 10:
         return f"The message has more than {MAX_PARTS} MIME parts."
     if sum(1 for _ in _BOUNDARY_PARAM.finditer(raw)) > MAX_PARTS // 2:
         return f"The message nests more than {MAX_PARTS // 2} multipart containers."
+    return ""
+
+
+_MIME_FIELD = re.compile(rb"^content-(?:type|disposition)[ \t]*:", re.IGNORECASE | re.MULTILINE)
+
+
+def _mime_field_problem(raw: bytes) -> str:
+    """Content-Type and Content-Disposition fields, of every part, are parsed for their
+    parameters by the standard library in more than linear time: each is bounded."""
+    for match in _MIME_FIELD.finditer(raw):
+        end = match.end()
+        while True:  # the field goes on over continuation lines
+            newline = raw.find(b"\n", end)
+            if newline < 0 or raw[newline + 1:newline + 2] not in (b" ", b"\t"):
+                end = len(raw) if newline < 0 else newline
+                break
+            end = newline + 1
+            if end - match.start() > MAX_MIME_FIELD_CHARS:
+                break
+        field = raw[match.start():end]
+        if len(field) > MAX_MIME_FIELD_CHARS or field.count(b";") > MAX_MIME_PARAMS:
+            return (f"A Content-Type or Content-Disposition field is longer than "
+                    f"{MAX_MIME_FIELD_CHARS} characters or has more than {MAX_MIME_PARAMS} "
+                    "parameters.")
     return ""
 
 
@@ -184,10 +213,12 @@ def parse(raw: bytes, *, envelope_recipients: tuple[str, ...] = (),
 
 def _headers_only(raw: bytes, fallback_id: str, authserv_id: str) -> ParsedMail:
     """What can be read safely of a message past the bounds: the fields of its
-    header section that are within the field bound, for staff to recognise it."""
+    header section that are within the field bound, for staff to recognise it (no
+    Content-* field: those are what the standard library parses slowly)."""
     end = _header_end(raw) or MAX_HEADER_BYTES
     kept = b"\n".join(field for field in re.split(rb"\n(?![ \t])", raw[:end])
-                      if len(field) <= MAX_FIELD_CHARS)
+                      if len(field) <= MAX_FIELD_CHARS
+                      and not field[:8].lower().startswith(b"content-"))
     try:
         message = email.message_from_bytes(kept + b"\n\n", policy=policy.default)
         return _read_headers(message, fallback_id, authserv_id)
@@ -287,8 +318,13 @@ def _raw_items(message: Message) -> list[tuple[str, str]]:
     items = []
     for name, value in message.raw_items():
         text = value if isinstance(value, str) else str(value)
+        if _ESCAPED.search(text):  # 8-bit bytes the parser kept as lone surrogates
+            text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
         items.append((name.strip().lower(), re.sub(r"\r?\n(?=[ \t])", "", text)))
     return items
+
+
+_ESCAPED = re.compile("[\udc80-\udcff]")
 
 
 def _header(message: Message, name: str) -> str:
