@@ -247,4 +247,4 @@ class AttachMailForm(forms.Form):
     request = forms.IntegerField(label="Request number", min_value=1, max_value=2**31 - 1,
                                  error_messages={"invalid": "Give a request number, e.g. 42."})
     audience = forms.ChoiceField(label="Who may read it", choices=Comment.Audience.choices,
-                                 initial=Comment.Audience.REGISTRANT)
+                                 initial=Comment.Audience.EXPERTS)

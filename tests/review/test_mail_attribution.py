@@ -99,6 +99,11 @@ def test_a_forged_from_is_credited_to_nobody(client, in_review, expert, registra
                f"//article[@id='comment-{comment.pk}']")
     assert text(one(card, ".//*[contains(@class, 'comment-unverified')]")) == \
         "sender not verified"
+    assert not find(card, ".//*[@class='comment-address']")  # no address for harvesters
+    client.force_login(expert)  # the experts see the address as the mail gave it
+    card = one(page(client.get(in_review.get_absolute_url())),
+               f"//article[@id='comment-{comment.pk}']")
+    assert text(one(card, ".//*[@class='comment-address']")) == person.email
     # Nobody receives the attacker's words from the registry's address.
     assert mail.outbox, "the registrant is told where to read it"
     for sent in mail.outbox:
