@@ -207,7 +207,7 @@ CELERY_BEAT_SCHEDULE = {
     },
     "requeue-undelivered-mail": {
         "task": "registry.review.tasks.requeue_undelivered_mail_task",
-        "schedule": 5 * 60.0,
+        "schedule": 60.0,
     },
 }
 # Where sync_iana reads IANA's registry; empty (the default) turns the daily sync off.
@@ -232,6 +232,13 @@ SERVER_EMAIL = DEFAULT_FROM_EMAIL
 MAIL_DOMAIN = env_str("MAIL_DOMAIN", parseaddr(DEFAULT_FROM_EMAIL)[1].rpartition("@")[2]
                       or "localhost")
 MAIL_MAX_ATTEMPTS = env_int("MAIL_MAX_ATTEMPTS", 12)
+# The domain of the addresses mail comes back to, each with an HMAC: per-person reply
+# addresses (reply+...@) and per-message return paths (VERP, bounce+...@). The MTA
+# delivers both to receive_mail (registry/review/mailaddress.py).
+MAIL_REPLY_DOMAIN = env_str("MAIL_REPLY_DOMAIN", MAIL_DOMAIN)
+# When set, only an Authentication-Results field from this server (the receiving
+# MTA's authserv-id) is read for the DKIM/DMARC verdict shown to staff.
+MAIL_AUTHSERV_ID = env_str("MAIL_AUTHSERV_ID", "")
 # Inbound mail by IMAP, for sites with no MTA pipe to `manage.py receive_mail`: off
 # unless MAIL_IMAP_HOST is set.
 MAIL_IMAP_HOST = env_str("MAIL_IMAP_HOST", "")

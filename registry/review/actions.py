@@ -12,13 +12,14 @@ Mail's own writes are here too: ``message_deliver`` (the worker's send),
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import re
 from dataclasses import dataclass
 from functools import partial
 
-from allauth.account.models import EmailAddress
 from django.conf import settings
-from django.db import DataError, IntegrityError, transaction
+from django.core.mail import get_connection
+from django.db import DataError, IntegrityError, InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
 from registry.accounts.models import User
@@ -33,16 +34,19 @@ from registry.namespaces.template import TEXT_FIELDS
 from registry.review import mails, workflow
 from registry.review.inbound import ParsedMail
 from registry.review.inbound import parse as parse_mail
+from registry.review.mailaddress import read_reply_address, read_return_address
 from registry.review.models import (
     Comment,
     InboundMessage,
+    InboundPlacement,
     OutboundMessage,
     RegistrationRequest,
+    ReplyKey,
     RequestEvent,
     Round,
     State,
 )
-from registry.review.outbox import as_email, enqueue, is_our_message_id, queue_message
+from registry.review.outbox import as_emails, enqueue, is_our_message_id, queue_message
 from registry.review.workflow import (
     NotAllowed,
     NotEditable,
@@ -55,6 +59,8 @@ from registry.review.workflow import (
 )
 from registry.text_policy import BIDI_CONTROLS, NONCHARACTERS
 
+logger = logging.getLogger(__name__)
+
 __all__ = [
     "NotAllowed",
     "NotEditable",
@@ -62,8 +68,10 @@ __all__ = [
     "StaleEdit",
     "TransitionRefused",
     "inbound_mail_receive",
+    "inbound_message_attach",
     "message_deliver",
     "message_resend",
+    "reply_addresses_revoke",
     "request_assign",
     "request_comment",
     "request_create",
@@ -315,9 +323,23 @@ def _backoff(attempts: int) -> dt.timedelta:
 
 
 def message_deliver(*, message_pk: int) -> Delivery:
-    """Send one outbox row (the worker's task calls this). The row is locked while
-    it is sent, so two workers never send it twice; a failure is recorded on the
-    row, and after ``MAIL_MAX_ATTEMPTS`` the row is marked failed for staff."""
+    """Send one outbox row (the worker's task calls this), after the messages about
+    the same request written before it and not yet tried: after a broker outage the
+    tasks come back in any order, the mail goes out in the order it was written.
+    (A message already tried and waiting to try again holds nothing up.)"""
+    row = OutboundMessage.objects.filter(pk=message_pk).first()
+    if row is None:
+        return Delivery("gone")
+    for earlier in OutboundMessage.objects.ahead_of(row).filter(attempts=0).values_list(
+            "pk", flat=True):
+        _deliver_one(earlier)
+    return _deliver_one(message_pk)
+
+
+def _deliver_one(message_pk: int) -> Delivery:
+    """Send one row. It is locked while it is sent, so two workers never send it
+    twice; a failure is recorded on the row, and after ``MAIL_MAX_ATTEMPTS`` the row
+    is marked failed for staff."""
     now = timezone.now()
     with transaction.atomic():
         row = (OutboundMessage.objects.select_for_update(skip_locked=True)
@@ -331,7 +353,8 @@ def message_deliver(*, message_pk: int) -> Delivery:
         row.attempts += 1
         row.last_attempt_at = now
         try:
-            as_email(row).send()
+            connection = get_connection()
+            connection.send_messages(as_emails(row))
         except Exception as exc:  # SMTP, network, a refused address: all recorded
             row.last_error = f"{type(exc).__name__}: {exc}"[:2000]
             if row.attempts >= settings.MAIL_MAX_ATTEMPTS:
@@ -385,11 +408,19 @@ def _safe_text(text: str) -> str:
 MAX_COMMENT_CHARS = 100_000
 
 
-def inbound_mail_receive(*, raw: bytes, source: str = "pipe") -> InboundMessage:
+def inbound_mail_receive(*, raw: bytes, source: str = "pipe",
+                         envelope_recipients: tuple[str, ...] = ()) -> InboundMessage:
     """Take in one message: add it to its request's timeline, or record for staff
     why not. Every message is kept (``InboundMessage.raw``), none is placed twice,
-    and no mail changes a request's state."""
-    parsed = parse_mail(raw)
+    and no mail changes a request's state.
+
+    Who said it: a message is credited to a person only when it was sent to the
+    reply address the registry gave that person (``mailaddress``); list mail is
+    public, shown with the sender as the list gave it and credited to nobody; the
+    rest waits in the staff quarantine. ``envelope_recipients`` are the addresses
+    the MTA delivered it to (``receive_mail --recipient``), read with the headers."""
+    parsed = parse_mail(raw, envelope_recipients=envelope_recipients,
+                        authserv_id=settings.MAIL_AUTHSERV_ID)
     try:
         with transaction.atomic():
             return _receive(parsed, raw, source)
@@ -401,7 +432,14 @@ def inbound_mail_receive(*, raw: bytes, source: str = "pipe") -> InboundMessage:
         # Something in it the database will not store as text: keep the bytes.
         bare = ParsedMail(message_id=parsed.message_id[:998],
                           problem=f"Its headers or text could not be stored: {exc}")
-        return _record(bare, raw, source, InboundMessage.Outcome.UNPLACED, "")
+        return _record(bare, raw, source, InboundMessage.Outcome.MALFORMED, "")
+    except (OperationalError, InterfaceError):
+        raise  # the database is away: the MTA (or the next poll) tries again later
+    except Exception as exc:  # whatever else went wrong, the message is kept for staff
+        logger.exception("Inbound message %s could not be taken in", parsed.message_id)
+        bare = ParsedMail(message_id=parsed.message_id[:998],
+                          problem=f"It could not be taken in ({type(exc).__name__}).")
+        return _record(bare, raw, source, InboundMessage.Outcome.MALFORMED, "")
 
 
 def _record(parsed: ParsedMail, raw: bytes, source: str, outcome: str, reason: str,
@@ -411,97 +449,150 @@ def _record(parsed: ParsedMail, raw: bytes, source: str, outcome: str, reason: s
         from_address=parsed.from_address, subject=parsed.subject[:5000],
         sent_at=parsed.sent_at, in_reply_to=" ".join(parsed.in_reply_to)[:5000],
         references=" ".join(parsed.references)[:20000], list_id=parsed.list_id,
-        text=parsed.text, raw=raw, outcome=outcome,
+        text=parsed.text, raw=raw, outcome=outcome, authentication=parsed.authentication[:300],
         reason=" ".join(filter(None, [reason, parsed.problem])), **links)
 
 
 def _receive(parsed: ParsedMail, raw: bytes, source: str) -> InboundMessage:
     Outcome = InboundMessage.Outcome
+    if parsed.malformed:
+        return _record(parsed, raw, source, Outcome.MALFORMED,
+                       "Not read further; kept whole for IANA staff.")
     placed = (InboundMessage.objects.filter(message_id=parsed.message_id,
                                             outcome=Outcome.PLACED).first())
     if placed is not None:
         return _record(parsed, raw, source, Outcome.DUPLICATE,
                        f"Already added to request #{placed.request_id}.",
                        request_id=placed.request_id)
+    return_path = _return_path(parsed)
+    if return_path is not None or parsed.bounce is not None:
+        return _receive_bounce(parsed, raw, source, return_path)
     ours = OutboundMessage.objects.filter(message_id=parsed.message_id).first()
     if ours is not None or is_our_message_id(parsed.message_id):
         return _record(parsed, raw, source, Outcome.LOOP,
                        "One of the registry's own messages came back (for instance the "
                        "list's copy of a posting).",
                        request_id=ours.request_id if ours else None)
-    if parsed.bounce is not None:
-        return _receive_bounce(parsed, raw, source)
+    token = _reply_token(parsed)
     if parsed.auto_reply:
         return _record(parsed, raw, source, Outcome.AUTO_REPLY,
                        "An automatic reply (Auto-Submitted, or a vacation responder).",
-                       request=_locate(parsed))
-    request = _locate(parsed)
-    if request is None:
-        return _record(parsed, raw, source, Outcome.UNPLACED,
-                       "No ticket ([URN #n]) in the subject, and In-Reply-To/References "
-                       "name no message of a request.")
+                       request=token[0] if token else _locate(parsed))
+    if token is not None:
+        request, sender = token
+    else:
+        located, sender = _locate(parsed), None
+        if located is None:
+            return _record(parsed, raw, source, Outcome.UNPLACED,
+                           "Not sent to a reply address of the registry, no ticket ([URN #n]) "
+                           "in the subject, and In-Reply-To/References name no message of a "
+                           "request.")
+        request = located
     request = (RegistrationRequest.objects.select_for_update(of=("self",))
                .select_related("registrant").get(pk=request.pk))
     if InboundMessage.objects.filter(message_id=parsed.message_id,
                                      outcome=Outcome.PLACED).exists():
         return _record(parsed, raw, source, Outcome.DUPLICATE,
                        f"Already added to request #{request.pk}.", request=request)
-    sender = _sender(parsed.from_address)
     audience, refusal = mail_placement(
-        request, via_list=_via_list(parsed),
-        from_registrant=sender is not None and sender.pk == request.registrant_id,
+        request, via_list=token is None and _via_list(parsed), sender=sender,
+        answered_audience=_answered_audience(parsed, request),
         answers_changes_request=_answers_changes_request(parsed, request))
     if audience is None:
-        return _record(parsed, raw, source, Outcome.HELD, refusal, request=request)
+        return _record(parsed, raw, source, Outcome.HELD, refusal, request=request,
+                       verified_sender=sender)
+    via = Comment.Via.MAIL if sender is not None else Comment.Via.LIST
+    comment = _mail_comment(parsed, request, sender=sender, audience=audience, via=via)
+    if sender is None:
+        told = f"{comment.author_label} (sender not verified) wrote on the review list."
+    elif sender.pk == request.registrant_id:
+        told = "The registrant answered by mail, from their reply address."
+    else:
+        told = f"{sender.display_name} answered by mail, from their reply address."
+    if audience != Comment.Audience.EXPERTS:  # internal comments leave no public trace
+        RequestEvent.objects.create(
+            request=request, actor=sender,
+            kind=(RequestEvent.Kind.LIST_COMMENT if via == Comment.Via.LIST
+                  else RequestEvent.Kind.MAIL_REPLY),
+            from_state=request.state, to_state=request.state, comment=told)
+    request.last_activity_at = timezone.now()
+    request.save(update_fields=["last_activity_at", "updated_at"])
+    if audience == Comment.Audience.PUBLIC:
+        registry_changed()  # the public review page shows the discussion
+    record = _record(parsed, raw, source, Outcome.PLACED, "", request=request, comment=comment,
+                     verified_sender=sender)
+    _queue_comment_mails(comment, request)
+    return record
+
+
+def _mail_comment(parsed: ParsedMail, request: RegistrationRequest, *, sender: User | None,
+                  audience: str, via: str) -> Comment:
+    """The comment a message becomes: credited to ``sender`` (verified by their reply
+    address) or to nobody, with the name and address as the mail gave them."""
     body = _safe_text(parsed.text).strip() or "(The message had no text.)"
     if len(body) > MAX_COMMENT_CHARS:
         body = body[:MAX_COMMENT_CHARS] + "\n\n(Cut here; IANA staff keep the whole message.)"
     if parsed.attachments:
         body += "\n\n" + "\n".join(f"[Attachment kept by IANA staff: {name}]"
                                     for name in parsed.attachments)
-    via = Comment.Via.LIST if audience == Comment.Audience.PUBLIC else Comment.Via.MAIL
-    comment = Comment.objects.create(
+    return Comment.objects.create(
         request=request, author=sender, author_name=_safe_text(parsed.from_name).strip(),
         author_email=parsed.from_address, audience=audience, via=via, body=body,
         round=request.latest_round(), sent_at=parsed.sent_at)
-    RequestEvent.objects.create(
-        request=request, actor=sender,
-        kind=(RequestEvent.Kind.LIST_COMMENT if via == Comment.Via.LIST
-              else RequestEvent.Kind.MAIL_REPLY), from_state=request.state, to_state=request.state,
-        comment=(f"{comment.author_label} wrote on the review list." if via == Comment.Via.LIST
-                 else "The registrant answered the request for changes by mail."))
-    request.last_activity_at = timezone.now()
-    request.save(update_fields=["last_activity_at", "updated_at"])
-    if audience == Comment.Audience.PUBLIC:
-        registry_changed()  # the public review page shows the discussion
-    record = _record(parsed, raw, source, Outcome.PLACED, "", request=request, comment=comment)
-    _queue_comment_mails(comment, request)
-    return record
 
 
-def _receive_bounce(parsed: ParsedMail, raw: bytes, source: str) -> InboundMessage:
-    """A delivery failure report: marks the message it is about as failed, for staff
-    to see on the request and resend."""
+def _receive_bounce(parsed: ParsedMail, raw: bytes, source: str,
+                    row_pk: int | None) -> InboundMessage:
+    """A delivery failure report. Believed only when it came back to the message's
+    own return address (VERP): then it marks that message failed, for staff to see
+    on the request and resend. One that only quotes a Message-ID (anyone can read
+    those in the list's archive) changes nothing."""
     bounce = parsed.bounce
-    assert bounce is not None
     row = (OutboundMessage.objects.select_for_update(of=("self",)).select_related("request")
-           .filter(message_id=bounce.original_message_id).first()
-           if bounce.original_message_id else None)
+           .filter(pk=row_pk).first() if row_pk is not None else None)
     if row is None:
         return _record(parsed, raw, source, InboundMessage.Outcome.BOUNCE,
-                       "A delivery failure report about no message of ours that is known.")
-    if bounce.failed:
+                       "A delivery failure report not sent to the return address of one of "
+                       "our messages: believed about nothing.")
+    failed = bounce.failed if bounce is not None else True
+    detail = (bounce.detail if bounce is not None else "") or parsed.subject
+    if failed:
         row.state = OutboundMessage.Delivery.FAILED
-        row.last_error = f"Bounced: {bounce.detail or parsed.subject}"[:2000]
+        row.last_error = f"Bounced: {detail}"[:2000]
         row.save(update_fields=["state", "last_error"])
         RequestEvent.objects.create(
             request=row.request, actor=None, kind=RequestEvent.Kind.MAIL_BOUNCED,
             from_state=row.request.state, to_state=row.request.state,
-            comment=f"“{row.summary}” bounced: {bounce.detail or parsed.subject}"[:2000])
+            comment=f"“{row.summary}” bounced: {detail}"[:2000])
     return _record(parsed, raw, source, InboundMessage.Outcome.BOUNCE,
-                   "Delivery failed for good." if bounce.failed
+                   "Delivery failed for good." if failed
                    else "A delay notice; delivery is still being tried.",
                    request=row.request, bounced_message=row)
+
+
+def _return_path(parsed: ParsedMail) -> int | None:
+    """The outbox row whose return address the message was delivered to, if any."""
+    for address in parsed.recipients:
+        row_pk = read_return_address(address)
+        if row_pk is not None:
+            return row_pk
+    return None
+
+
+def _reply_token(parsed: ParsedMail) -> tuple[RegistrationRequest, User] | None:
+    """The request and person of a current reply address the message was sent to:
+    genuine (its HMAC), not revoked (its key version), of an active account."""
+    for address in parsed.recipients:
+        token = read_reply_address(address)
+        if token is None:
+            continue
+        user = User.objects.filter(pk=token.user_pk, is_active=True).first()
+        request = RegistrationRequest.objects.filter(pk=token.request_pk).first()
+        current = (ReplyKey.objects.filter(user_id=token.user_pk)
+                   .values_list("version", flat=True).first() or 0)
+        if user is not None and request is not None and token.version == current:
+            return request, user
+    return None
 
 
 def _locate(parsed: ParsedMail) -> RegistrationRequest | None:
@@ -522,20 +613,65 @@ def _locate(parsed: ParsedMail) -> RegistrationRequest | None:
     return None
 
 
-def _sender(address: str) -> User | None:
-    """The account whose verified address sent the message, if any."""
-    if not address:
-        return None
-    found = (EmailAddress.objects.filter(email__iexact=address, verified=True)
-             .select_related("user").first())
-    return found.user if found else None
-
-
 def _via_list(parsed: ParsedMail) -> bool:
     """Sent to the review list: the list's copy (List-Id), or a copy of a message
-    addressed to it."""
+    addressed to it. Anyone can write either header: it makes mail public list mail,
+    credited to nobody, never the words of an account."""
     return (parsed.list_id == settings.REVIEW_LIST_ID.lower()
             or settings.REVIEW_LIST_ADDRESS.lower() in parsed.to)
+
+
+def _answered_audience(parsed: ParsedMail, request: RegistrationRequest) -> str:
+    """Who the message of ours that this one answers was written to ('' if none)."""
+    for message_id in parsed.thread_ids[:100]:
+        audience = (OutboundMessage.objects.filter(request=request, message_id=message_id)
+                    .values_list("audience", flat=True).first())
+        if audience:
+            return audience
+    return ""
+
+
+@transaction.atomic
+def inbound_message_attach(*, message: InboundMessage, request: RegistrationRequest,
+                           audience: str, actor: User) -> InboundPlacement:
+    """IANA staff attach a quarantined message to a request by hand: it becomes a
+    comment credited to nobody (the sender as the mail gave it, not verified), with
+    an event naming who attached it. Nobody is mailed: staff attach what was sent."""
+    message = InboundMessage.objects.select_for_update().get(pk=message.pk)
+    request = RegistrationRequest.objects.select_for_update(of=("self",)).get(pk=request.pk)
+    problem = workflow.attach_refusal(message, request, actor, audience)
+    if problem is not None:
+        raise problem
+    parsed = ParsedMail(message_id=message.message_id, from_name=message.from_name,
+                        from_address=message.from_address, text=message.text,
+                        sent_at=message.sent_at)
+    via = Comment.Via.LIST if audience == Comment.Audience.PUBLIC else Comment.Via.MAIL
+    comment = _mail_comment(parsed, request, sender=None, audience=audience, via=via)
+    sender = message.from_address or "an unknown sender"
+    RequestEvent.objects.create(
+        request=request, actor=actor, kind=RequestEvent.Kind.MAIL_ATTACHED,
+        from_state=request.state, to_state=request.state,
+        comment=f"Mail from {sender} (not verified) attached by IANA staff: "
+                f"“{message.subject[:200]}”.")
+    request.last_activity_at = timezone.now()
+    request.save(update_fields=["last_activity_at", "updated_at"])
+    if audience == Comment.Audience.PUBLIC:
+        registry_changed()
+    return InboundPlacement.objects.create(message=message, request=request, comment=comment,
+                                           actor=actor)
+
+
+@transaction.atomic
+def reply_addresses_revoke(*, user: User, actor: User | None) -> int:
+    """Revoke every reply address given to ``user`` so far (a leaked one, a person
+    leaving): raises their key version; mail to an old address goes to quarantine.
+    Returns the new version."""
+    key, _created = ReplyKey.objects.select_for_update().get_or_create(user=user)
+    key.version += 1
+    key.save(update_fields=["version", "changed_at"])
+    logger.info("Reply addresses of user %s revoked by %s (version %s).", user.pk,
+                actor.pk if actor else "a command", key.version)
+    return key.version
 
 
 def _answers_changes_request(parsed: ParsedMail, request: RegistrationRequest) -> bool:

@@ -91,7 +91,8 @@ class InboundMessageAdmin(ReadOnlyAdmin):
     search_fields = ("message_id", "from_address", "subject")
     list_select_related = ("request",)
     readonly_fields = ("received_at", "source", "outcome", "reason", "request", "comment",
-                       "bounced_message", "message_id", "from_name", "from_address",
+                       "bounced_message", "verified_sender", "authentication",
+                       "message_id", "from_name", "from_address",
                        "subject", "sent_at", "in_reply_to", "references", "list_id", "text",
                        "source_text")
     exclude = ("raw",)

@@ -4,7 +4,9 @@ Each unread message is fetched without marking it read, taken in by
 ``actions.inbound_mail_receive`` (which keeps it whatever becomes of it), and
 only then flagged ``\\Seen``: a crash in between means the message is read again
 next time, and a second reading of a placed message is recorded as a duplicate,
-never added twice."""
+never added twice. A message that cannot be taken in for a reason of its own (not
+the database being away) is flagged ``$RegistryPoison`` and left for staff in the
+mailbox; the poll goes on to the next, and never fetches it again."""
 
 from __future__ import annotations
 
@@ -13,8 +15,11 @@ import imaplib
 import logging
 
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 
 logger = logging.getLogger(__name__)
+
+POISON = "$RegistryPoison"
 
 
 def connect() -> imaplib.IMAP4:
@@ -36,7 +41,7 @@ def poll_mailbox(limit: int = 200) -> int:
     try:
         connection.login(settings.MAIL_IMAP_USER, settings.MAIL_IMAP_PASSWORD)
         connection.select(settings.MAIL_IMAP_FOLDER)
-        status, data = connection.uid("SEARCH", "UNSEEN")
+        status, data = connection.uid("SEARCH", "UNSEEN", "UNKEYWORD", POISON)
         if status != "OK":
             raise imaplib.IMAP4.error(f"SEARCH answered {status}")
         for uid in (data[0] or b"").decode("ascii").split()[:limit]:
@@ -45,7 +50,15 @@ def poll_mailbox(limit: int = 200) -> int:
             if status != "OK" or raw is None:
                 logger.warning("IMAP message %s could not be fetched: %s", uid, status)
                 continue
-            inbound_mail_receive(raw=raw, source="imap")
+            try:
+                inbound_mail_receive(raw=raw, source="imap")
+            except (OperationalError, InterfaceError):
+                raise  # the database is away: stop, read everything again next time
+            except Exception:
+                logger.exception("IMAP message %s could not be taken in; flagged %s", uid,
+                                 POISON)
+                connection.uid("STORE", uid, "+FLAGS", f"({POISON})")
+                continue
             connection.uid("STORE", uid, "+FLAGS", "(\\Seen)")
             taken += 1
     finally:

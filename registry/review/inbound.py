@@ -1,17 +1,22 @@
 """Reading one RFC 5322 message: who sent it, when, in answer to what, and its text.
 
-The standard library's ``email`` package (``policy.default``) does the MIME work:
-multipart, quoted-printable and base64 transfer encodings, RFC 2047 encoded
-words, charsets. What is left here is choosing the text to keep, reducing
-HTML-only mail to text (``mailtext.html_to_text``), and recognising the
-messages that are not somebody writing: bounces and automatic replies.
-Nothing here touches the database; ``actions.inbound_mail_receive`` decides.
+Everything here reads text from outside, so every step is bounded and linear:
+``limit_problem`` checks the raw bytes first (total size, header section, the length
+and number of header fields, how many MIME parts and how deep), in one pass each;
+a message past a limit is not parsed further and is kept for staff with the reason.
+Header values are read raw (``raw_items``) and decoded by hand, so a malformed or
+hostile header (an encoded CR/LF in a display name, nested comments) becomes text
+or nothing, never an exception. The standard library's ``email`` package does the
+MIME work of a message within the limits. Nothing here touches the database;
+``actions.inbound_mail_receive`` decides.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import email
+import email.header
 import email.utils
 import hashlib
 import re
@@ -27,6 +32,101 @@ _BOUNCE_SENDERS = ("mailer-daemon", "postmaster", "mail-daemon")
 _BOUNCE_SUBJECT = re.compile(
     r"undeliver|delivery status notification|returned mail|failure notice|"
     r"mail delivery (failed|system)|delivery failure|non-delivery", re.IGNORECASE)
+
+# The bounds on what is read (the MTA should refuse larger mail before it gets here:
+# docs/operations.md). Past any of them the message is kept whole, unparsed, for staff.
+MAX_BYTES = 25 * 1024 * 1024  # the whole message
+MAX_HEADER_BYTES = 256 * 1024  # the header section
+MAX_FIELD_CHARS = 64 * 1024  # one header field, unfolded (a long References included)
+MAX_FIELDS = 1000  # header fields
+MAX_PARTS = 100  # MIME parts, all levels
+MAX_DEPTH = 8  # multipart and message/rfc822 nesting
+MAX_MIME_FIELD_CHARS = 4096  # a Content-Type or Content-Disposition field, of any part
+MAX_MIME_PARAMS = 64  # its parameters
+MAX_DISPLAY_CHARS = 2000  # a From or Subject value decoded for display
+MAX_HTML_CHARS = 1024 * 1024  # HTML reduced to text beyond this is cut
+_BOUNDARY_PARAM = re.compile(rb"boundary[ \t]*=", re.IGNORECASE)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+
+
+def limit_problem(raw: bytes) -> str:
+    """Why ``raw`` is past the bounds this module reads ('' when it is within them).
+    Each check is one linear pass over the bytes."""
+    if len(raw) > MAX_BYTES:
+        return f"The message is larger than {MAX_BYTES} bytes."
+    end = _header_end(raw)
+    if end is None:
+        return f"The header section is longer than {MAX_HEADER_BYTES} bytes."
+    fields = 0
+    length = 0
+    name = b""
+    for line in raw[:end].split(b"\n"):
+        if line[:1] in (b" ", b"\t"):
+            length += len(line)
+        else:
+            fields += 1
+            length = len(line)
+            name = line.split(b":", 1)[0][:60]
+        if length > MAX_FIELD_CHARS:
+            return (f"A header field ({display_text(name.decode('latin-1'))}) is longer "
+                    f"than {MAX_FIELD_CHARS} characters.")
+    if fields > MAX_FIELDS:
+        return f"The message has more than {MAX_FIELDS} header fields."
+    # Every MIME part starts at a line beginning with "--", every multipart names a
+    # boundary: counting them bounds the parser's work before it starts.
+    mime = _mime_field_problem(raw)
+    if mime:
+        return mime
+    if raw.count(b"\n--") > 2 * MAX_PARTS + 10:
+        return f"The message has more than {MAX_PARTS} MIME parts."
+    if sum(1 for _ in _BOUNDARY_PARAM.finditer(raw)) > MAX_PARTS // 2:
+        return f"The message nests more than {MAX_PARTS // 2} multipart containers."
+    return ""
+
+
+_MIME_FIELD = re.compile(rb"^content-(?:type|disposition)[ \t]*:", re.IGNORECASE | re.MULTILINE)
+
+
+def _mime_field_problem(raw: bytes) -> str:
+    """Content-Type and Content-Disposition fields, of every part, are parsed for their
+    parameters by the standard library in more than linear time: each is bounded."""
+    for match in _MIME_FIELD.finditer(raw):
+        end = match.end()
+        while True:  # the field goes on over continuation lines
+            newline = raw.find(b"\n", end)
+            if newline < 0 or raw[newline + 1:newline + 2] not in (b" ", b"\t"):
+                end = len(raw) if newline < 0 else newline
+                break
+            end = newline + 1
+            if end - match.start() > MAX_MIME_FIELD_CHARS:
+                break
+        field = raw[match.start():end]
+        if len(field) > MAX_MIME_FIELD_CHARS or field.count(b";") > MAX_MIME_PARAMS:
+            return (f"A Content-Type or Content-Disposition field is longer than "
+                    f"{MAX_MIME_FIELD_CHARS} characters or has more than {MAX_MIME_PARAMS} "
+                    "parameters.")
+    return ""
+
+
+def _header_end(raw: bytes) -> int | None:
+    """Where the header section ends (the first empty line), if within the bound."""
+    window = raw[:MAX_HEADER_BYTES + 4]
+    ends = [i for i in (window.find(b"\n\n"), window.find(b"\n\r\n")) if i >= 0]
+    if ends:
+        return min(ends) + 1
+    return len(raw) if len(raw) <= MAX_HEADER_BYTES else None
+
+
+def display_text(value: str, limit: int = MAX_DISPLAY_CHARS) -> str:
+    """A header value as one line of text: RFC 2047 encoded words decoded, every
+    control character (CR and LF included, encoded or not) a space, runs of
+    whitespace one space. Never raises."""
+    value = value[:limit]
+    if "=?" in value:
+        # An undecodable encoded word stays as it was written.
+        with contextlib.suppress(Exception):
+            value = str(email.header.make_header(email.header.decode_header(value)))
+    return " ".join(_CONTROL.sub(" ", value).split())[:limit]
 
 
 @dataclass
@@ -44,6 +144,9 @@ class ParsedMail:
     from_name: str = ""
     from_address: str = ""
     to: list[str] = field(default_factory=list)
+    # Every address the message says it was delivered to: To and Cc, and what the
+    # MTA adds (Delivered-To, X-Original-To, Envelope-To) or receive_mail was told.
+    recipients: list[str] = field(default_factory=list)
     subject: str = ""
     sent_at: dt.datetime | None = None
     in_reply_to: list[str] = field(default_factory=list)
@@ -53,7 +156,9 @@ class ParsedMail:
     attachments: list[str] = field(default_factory=list)
     auto_reply: bool = False
     bounce: Bounce | None = None
+    authentication: str = ""  # the receiving MTA's DKIM/DMARC verdict, for people
     problem: str = ""  # set when the message could not be read properly
+    malformed: bool = False  # past a bound or unreadable: kept, never placed
 
     @property
     def ticket(self) -> int | None:
@@ -70,26 +175,35 @@ class ParsedMail:
         return seen
 
 
-def parse(raw: bytes) -> ParsedMail:
-    """Read ``raw``; never raises (what cannot be read is said in ``problem``)."""
+_RECIPIENT_HEADERS = ("To", "Cc", "Delivered-To", "X-Original-To", "Envelope-To")
+
+
+def parse(raw: bytes, *, envelope_recipients: tuple[str, ...] = (),
+          authserv_id: str = "") -> ParsedMail:
+    """Read ``raw``; never raises (what cannot be read is said in ``problem``, and a
+    message past the bounds is ``malformed``, its headers read as far as is safe)."""
     fallback_id = "<sha256-" + hashlib.sha256(raw).hexdigest()[:32] + "@no-message-id>"
+    problem = limit_problem(raw)
+    if problem:
+        parsed = _headers_only(raw, fallback_id, authserv_id)
+        parsed.problem, parsed.malformed = problem, True
+        return _without_nul(parsed)
     try:
         message = email.message_from_bytes(raw, policy=policy.default)
+        assert isinstance(message, EmailMessage)
+        parsed = _read_headers(message, fallback_id, authserv_id)
     except Exception as exc:  # the parser is lenient; this is the last resort
-        return ParsedMail(message_id=fallback_id, problem=f"Unreadable message: {exc}")
-    assert isinstance(message, EmailMessage)
-    parsed = ParsedMail(message_id=_first_id(_header(message, "Message-ID")) or fallback_id)
-    parsed.from_name, parsed.from_address = _address(message)
-    parsed.to = [addr.lower() for _name, addr in email.utils.getaddresses(
-        [_header(message, "To"), _header(message, "Cc")]) if addr]
-    parsed.subject = " ".join(_header(message, "Subject").split())
-    parsed.sent_at = _date(message)
-    parsed.in_reply_to = _MSGID.findall(_header(message, "In-Reply-To"))
-    parsed.references = _MSGID.findall(_header(message, "References"))
-    parsed.list_id = _list_id(_header(message, "List-Id"))
-    parsed.auto_reply = _is_auto_reply(message)
-    parsed.bounce = _bounce(message, parsed)
+        return ParsedMail(message_id=fallback_id, problem=f"Unreadable message: {exc}",
+                          malformed=True)
+    parsed.recipients = _unique([*parsed.recipients, *(a.strip().lower()
+                                                       for a in envelope_recipients)])
+    shape = _shape_problem(message)
+    if shape:
+        parsed.problem, parsed.malformed = shape, True
+        return _without_nul(parsed)
     try:
+        parsed.auto_reply = _is_auto_reply(message)
+        parsed.bounce = _bounce(message, parsed)
         parsed.text = body_text(message)
         parsed.attachments = attachments(message)
     except Exception as exc:  # a broken part must not lose the message
@@ -97,9 +211,87 @@ def parse(raw: bytes) -> ParsedMail:
     return _without_nul(parsed)
 
 
+def _headers_only(raw: bytes, fallback_id: str, authserv_id: str) -> ParsedMail:
+    """What can be read safely of a message past the bounds: the fields of its
+    header section that are within the field bound, for staff to recognise it (no
+    Content-* field: those are what the standard library parses slowly)."""
+    end = _header_end(raw) or MAX_HEADER_BYTES
+    kept = b"\n".join(field for field in re.split(rb"\n(?![ \t])", raw[:end])
+                      if len(field) <= MAX_FIELD_CHARS
+                      and not field[:8].lower().startswith(b"content-"))
+    try:
+        message = email.message_from_bytes(kept + b"\n\n", policy=policy.default)
+        return _read_headers(message, fallback_id, authserv_id)
+    except Exception:
+        return ParsedMail(message_id=fallback_id)
+
+
+def _read_headers(message: Message, fallback_id: str, authserv_id: str = "") -> ParsedMail:
+    parsed = ParsedMail(message_id=_first_id(_header(message, "Message-ID")) or fallback_id)
+    parsed.from_name, parsed.from_address = _address(_header(message, "From"))
+    parsed.to = _addresses(message, "To", "Cc")
+    parsed.recipients = _addresses(message, *_RECIPIENT_HEADERS)
+    parsed.subject = display_text(_header(message, "Subject"))
+    parsed.sent_at = _date(message)
+    parsed.in_reply_to = _MSGID.findall(_header(message, "In-Reply-To"))
+    parsed.references = _MSGID.findall(_header(message, "References"))
+    parsed.list_id = _list_id(_header(message, "List-Id"))
+    parsed.authentication = authentication_verdict(
+        [value for name, value in _raw_items(message) if name == "authentication-results"],
+        authserv_id)
+    return parsed
+
+
+_AUTH_RESULT = re.compile(r"\b(dkim|dmarc|spf)[ \t]*=[ \t]*([a-z]{1,20})", re.IGNORECASE)
+
+
+def authentication_verdict(values: list[str], authserv_id: str = "") -> str:
+    """The DKIM, DMARC and SPF results of the receiving MTA's Authentication-Results
+    field (RFC 8601), e.g. ``dmarc=pass dkim=pass spf=pass (mx.example.org)``.
+
+    Only the topmost field is the receiving MTA's own (fields below it came with the
+    message, from anyone); with ``authserv_id`` set, only a field naming that server
+    counts. Informational: never the basis of attribution."""
+    for value in values[:1] if not authserv_id else values:
+        value = value[:MAX_DISPLAY_CHARS]
+        server = value.split(";", 1)[0].strip().split(" ", 1)[0]
+        if authserv_id and server.lower() != authserv_id.lower():
+            continue
+        results: dict[str, str] = {}
+        for method, result in _AUTH_RESULT.findall(value):
+            results.setdefault(method.lower(), result.lower())
+        if not results:
+            return ""
+        verdict = " ".join(f"{m}={results[m]}" for m in ("dmarc", "dkim", "spf") if m in results)
+        return f"{verdict} ({display_text(server, 200)})" if server else verdict
+    return ""
+
+
+def _shape_problem(message: Message) -> str:
+    """Too many MIME parts or too deep, counted on the parsed tree."""
+    count = 0
+    stack: list[tuple[Message, int]] = [(message, 0)]
+    while stack:
+        part, depth = stack.pop()
+        count += 1
+        if count > MAX_PARTS:
+            return f"The message has more than {MAX_PARTS} MIME parts."
+        if depth > MAX_DEPTH:
+            return f"The message nests MIME parts more than {MAX_DEPTH} deep."
+        payload = part.get_payload()
+        if isinstance(payload, list):
+            stack.extend((child, depth + 1) for child in payload if isinstance(child, Message))
+    return ""
+
+
+def _unique(values: list[str]) -> list[str]:
+    return list(dict.fromkeys(v for v in values if v))
+
+
 def _without_nul(parsed: ParsedMail) -> ParsedMail:
     """NUL has no place in text (and PostgreSQL refuses it); the raw bytes keep it."""
-    for name in ("message_id", "from_name", "from_address", "subject", "list_id", "text"):
+    for name in ("message_id", "from_name", "from_address", "subject", "list_id", "text",
+                 "authentication"):
         setattr(parsed, name, getattr(parsed, name).replace("\x00", ""))
     parsed.in_reply_to = [i.replace("\x00", "") for i in parsed.in_reply_to]
     parsed.references = [i.replace("\x00", "") for i in parsed.references]
@@ -120,22 +312,68 @@ def attachments(message: Message) -> list[str]:
     return found
 
 
+def _raw_items(message: Message) -> list[tuple[str, str]]:
+    """The header fields as written, unfolded, names lower-case: no header object is
+    made, so no header can make reading fail."""
+    items = []
+    for name, value in message.raw_items():
+        text = value if isinstance(value, str) else str(value)
+        if _ESCAPED.search(text):  # 8-bit bytes the parser kept as lone surrogates
+            text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        items.append((name.strip().lower(), re.sub(r"\r?\n(?=[ \t])", "", text)))
+    return items
+
+
+_ESCAPED = re.compile("[\udc80-\udcff]")
+
+
 def _header(message: Message, name: str) -> str:
-    try:
-        value = message.get(name)
-    except Exception:  # a malformed header the parser cannot make an object of
-        value = message.get_all(name, failobj=[""])[0] if name in message else ""
-    return str(value or "").strip()
+    """The first ``name`` field's raw value ('' when absent)."""
+    wanted = name.lower()
+    return next((value.strip() for key, value in _raw_items(message) if key == wanted), "")
 
 
 def _first_id(value: str) -> str:
-    found = _MSGID.findall(value)
-    return found[0][:998] if found else ""
+    found = _MSGID.search(value)
+    return found.group(0)[:998] if found else ""
 
 
-def _address(message: Message) -> tuple[str, str]:
-    name, address = email.utils.parseaddr(_header(message, "From"))
-    return name.strip()[:200], address.strip().lower()[:320]
+_ANGLE_ADDR = re.compile(r"<([^<>]*)>\s*$")
+
+
+def _address(value: str) -> tuple[str, str]:
+    """(display name, address) of a From value; nothing that is not one address.
+    The common ``Name <address>`` shape is cut at its angle brackets first, so an
+    encoded word in the name (which may hide "@", ":" or CR/LF) stays in the name."""
+    value = value[:MAX_DISPLAY_CHARS]
+    angle = _ANGLE_ADDR.search(value)
+    if angle:
+        name = value[:angle.start()].strip()
+        if len(name) >= 2 and name[0] == name[-1] == '"':
+            name = name[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+        return display_text(name)[:200], _clean_address(angle.group(1))
+    try:
+        name, address = email.utils.parseaddr(value)
+    except Exception:  # deeply nested comments and other shapes the parser refuses
+        return "", ""
+    return display_text(name)[:200], _clean_address(address)
+
+
+def _clean_address(address: str) -> str:
+    address = address.strip().lower()
+    if not address or len(address) > 320 or _CONTROL.search(address) or " " in address:
+        return ""
+    return address
+
+
+def _addresses(message: Message, *names: str) -> list[str]:
+    wanted = {n.lower() for n in names}
+    values = [value for key, value in _raw_items(message) if key in wanted]
+    try:
+        pairs = email.utils.getaddresses(values)
+    except Exception:
+        return []
+    return _unique([_clean_address(addr) for _name, addr in pairs][:500])
 
 
 def _date(message: Message) -> dt.datetime | None:
@@ -154,7 +392,7 @@ def _date(message: Message) -> dt.datetime | None:
 def _list_id(value: str) -> str:
     """``List-Id: Uniform Resource Names <urn.ietf.org>`` -> ``urn.ietf.org``."""
     match = re.search(r"<([^<>]+)>", value)
-    return (match.group(1) if match else value).strip().lower()[:300]
+    return display_text(match.group(1) if match else value).lower()[:300]
 
 
 def _is_auto_reply(message: Message) -> bool:
@@ -211,8 +449,8 @@ def _status_fields(part: Message) -> list[tuple[str, str]]:
     for block in blocks:
         if not isinstance(block, Message):
             continue
-        for key, value in block.items():
-            fields.append((key.lower(), " ".join(str(value).split())))
+        for key, value in _raw_items(block):
+            fields.append((key, " ".join(value.split())[:MAX_DISPLAY_CHARS]))
     return fields
 
 
@@ -241,7 +479,7 @@ def body_text(message: Message) -> str:
         return ""
     text = _decode(part)
     if part.get_content_subtype() == "html":
-        text = html_to_text(text)
+        text = html_to_text(text[:MAX_HTML_CHARS])
     elif _param(part, "format") == "flowed":
         text = unflow(text.replace("\r\n", "\n"), delsp=_param(part, "delsp") == "yes")
     text = text.replace("\r\n", "\n").replace("\r", "\n")

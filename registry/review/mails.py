@@ -118,9 +118,10 @@ def event_message(event: RequestEvent, audience: str) -> EmailMessage | None:
                         "to_experts.txt", context,
                         to=experts_emails(exclude=(actor_pk, request.registrant_id)))
     if audience == workflow.IESG:
+        # IANA staff are told by their own message (STAFF), not by a copy of this one.
         return _message(f"[urn] Expert review report: URN NID {nid} (request #{request.pk})",
                         "to_iesg.txt", context, to=[settings.IESG_ADDRESS],
-                        cc=staff_emails(), reply_to=staff_emails())
+                        reply_to=staff_emails())
     raise ValueError(f"unknown audience {audience!r}")
 
 
@@ -138,11 +139,13 @@ def comment_message(comment: Comment, audience: str) -> EmailMessage | None:
         if request.registrant_id != author:
             cc.append(request.registrant.email)
         if comment.via != Comment.Via.WEB:
-            # It came from the list: the list has it already; tell the registrant (and the
-            # experts in copy) directly.
+            # It came from the list: the list has it already. Its sender is whoever the
+            # From line says (unverified), so the registry does not repeat the words in
+            # its own name: the registrant (and the experts in copy) are told where to
+            # read it.
             to = [request.registrant.email] if request.registrant_id != author else cc
             cc = [a for a in cc if a not in to]
-            return _message(f"[urn] {subject}", "comment.txt", context, to=to, cc=cc)
+            return _message(f"[urn] {subject}", "list_notice.txt", context, to=to, cc=cc)
         return _message(f"[urn] {subject}", "comment.txt", context,
                         to=[settings.REVIEW_LIST_ADDRESS], cc=cc,
                         reply_to=[settings.REVIEW_LIST_ADDRESS])

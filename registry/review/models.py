@@ -313,6 +313,7 @@ class RequestEvent(AppendOnlyModel):
         RESEND_MAIL = "resend_mail", "Mail sent again"
         MAIL_FAILED = "mail_failed", "Mail could not be sent"
         MAIL_BOUNCED = "mail_bounced", "Mail bounced"
+        MAIL_ATTACHED = "mail_attached", "Mail attached by IANA staff"
 
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT,
                               related_name="+")
@@ -424,9 +425,19 @@ class OutboundMessageQuerySet(models.QuerySet):
         return self.filter(state=OutboundMessage.Delivery.PENDING)
 
     def overdue(self, *, now: dt.datetime, grace: dt.timedelta):
-        """Pending messages whose next attempt should have happened more than ``grace``
-        ago: their task was never queued (broker down) or was lost."""
-        return self.undelivered().filter(next_attempt_at__lte=now - grace)
+        """Pending messages to queue again, oldest first: those the broker never took
+        (``queued_at`` empty), at once, and those whose next attempt should have
+        happened more than ``grace`` ago (their task was lost)."""
+        return self.undelivered().filter(
+            Q(queued_at__isnull=True, next_attempt_at__lte=now)
+            | Q(next_attempt_at__lte=now - grace)).order_by("created_at", "id")
+
+    def ahead_of(self, row: OutboundMessage):
+        """The messages about the same request written before ``row`` and not yet
+        sent: a request's mail goes out in the order it was written."""
+        return self.undelivered().filter(request_id=row.request_id).filter(
+            Q(created_at__lt=row.created_at) | Q(created_at=row.created_at, id__lt=row.pk)
+        ).order_by("created_at", "id")
 
 
 class OutboundMessage(models.Model):
@@ -461,6 +472,8 @@ class OutboundMessage(models.Model):
     last_error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     next_attempt_at = models.DateTimeField(default=timezone.now, db_index=True)
+    queued_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the broker took its task (empty: not yet).")
     last_attempt_at = models.DateTimeField(null=True, blank=True)
     sent_at = models.DateTimeField(null=True, blank=True)
 
@@ -477,11 +490,20 @@ class OutboundMessage(models.Model):
         return [*self.to, *self.cc]
 
 
+class InboundMessageQuerySet(AppendOnlyQuerySet):
+    def quarantine(self):
+        """What arrived and could not be attributed (held, about no request, or past
+        the parser's bounds), not yet attached by staff: the staff quarantine."""
+        return (self.filter(outcome__in=InboundMessage.QUARANTINE)
+                .filter(placement__isnull=True).defer("raw").select_related("request")
+                .order_by("-received_at", "-id"))
+
+
 class InboundMessage(AppendOnlyModel):
     """Every message that reached ``receive_mail`` (or the IMAP poll), kept whole
     with what became of it: placed on a request's timeline, or recorded for staff
     with the reason it was not (no request found, a duplicate, our own message
-    coming back, a bounce, an automatic reply, or held)."""
+    coming back, a bounce, an automatic reply, held, or unreadable)."""
 
     class Outcome(models.TextChoices):
         PLACED = "placed", "Added to the request"
@@ -491,6 +513,10 @@ class InboundMessage(AppendOnlyModel):
         LOOP = "loop", "Our own message, come back"
         BOUNCE = "bounce", "Delivery failure report"
         AUTO_REPLY = "auto_reply", "Automatic reply"
+        MALFORMED = "malformed", "Unreadable or past the limits"
+
+    # The outcomes staff look at in the quarantine, to attach by hand.
+    QUARANTINE: ClassVar[tuple[str, ...]] = (Outcome.HELD, Outcome.UNPLACED, Outcome.MALFORMED)
 
     received_at = models.DateTimeField(auto_now_add=True, db_index=True)
     source = models.CharField(max_length=16, default="pipe",
@@ -507,12 +533,22 @@ class InboundMessage(AppendOnlyModel):
     raw = models.BinaryField(help_text="The message exactly as received.")
     outcome = models.CharField(max_length=12, choices=Outcome.choices, db_index=True)
     reason = models.TextField(blank=True)
+    authentication = models.CharField(
+        max_length=300, blank=True,
+        help_text="DKIM/DMARC/SPF as the receiving MTA's Authentication-Results gave them "
+                  "(informational: attribution is by reply address only).")
+    verified_sender = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The person whose reply address it was sent to (their own, revocable).")
     request = models.ForeignKey(RegistrationRequest, null=True, blank=True,
                                 on_delete=models.PROTECT, related_name="inbound_messages")
     comment = models.OneToOneField(Comment, null=True, blank=True, on_delete=models.PROTECT,
                                    related_name="inbound_message")
     bounced_message = models.ForeignKey(OutboundMessage, null=True, blank=True,
                                         on_delete=models.PROTECT, related_name="bounces")
+
+    objects: ClassVar = InboundMessageQuerySet.as_manager()
 
     class Meta:
         ordering = ["-received_at", "-id"]
@@ -524,3 +560,34 @@ class InboundMessage(AppendOnlyModel):
 
     def __str__(self) -> str:
         return f"{self.message_id} from {self.from_address or '?'}: {self.outcome}"
+
+
+class InboundPlacement(AppendOnlyModel):
+    """A quarantined message that IANA staff attached to a request by hand, as the
+    comment it became (credited to nobody: the sender is as the mail gave it)."""
+
+    message = models.OneToOneField(InboundMessage, on_delete=models.PROTECT,
+                                   related_name="placement")
+    request = models.ForeignKey(RegistrationRequest, on_delete=models.PROTECT,
+                                related_name="+")
+    comment = models.OneToOneField(Comment, on_delete=models.PROTECT, related_name="+")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                              related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.message.message_id} attached to #{self.request_id}"
+
+
+class ReplyKey(models.Model):
+    """The version of a person's reply addresses: each address the registry gives
+    them carries it under an HMAC, so raising it revokes every address given before
+    (``actions.reply_addresses_revoke``). No row: version 0."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                related_name="reply_key")
+    version = models.PositiveIntegerField(default=0)
+    changed_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"reply key {self.version} of {self.user_id}"

@@ -5,23 +5,34 @@ transaction of the action that causes it, and sent by the worker afterwards.
 message its ticket, its Message-ID and the threading headers that chain it to
 the request's first message, stores it, and asks for it to be sent once the
 transaction commits. Asking can fail (the broker is down): that is logged and
-the request goes on; ``tasks.requeue_undelivered_mail_task`` finds the row later.
+the row stays unqueued (``queued_at`` empty); ``tasks.requeue_undelivered_mail_task``
+queues it again within a minute, and the worker sends a request's mail in order.
+
+``as_emails`` makes the copies that go out: the envelope sender of each is the
+row's return address (VERP, ``mailaddress.return_address``), and a message written
+to people (not to the list) goes to each person with an account as their own copy,
+whose Reply-To is their reply address for the request: a reply to it is theirs.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import secrets
 from functools import partial
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.mail import EmailMessage
 from django.db import transaction
+from django.utils import timezone
 
+from registry.review.mailaddress import reply_address, return_address
 from registry.review.models import (
     Comment,
     OutboundMessage,
     RegistrationRequest,
+    ReplyKey,
     RequestEvent,
 )
 
@@ -76,7 +87,7 @@ def queue_message(message: EmailMessage | None, *, request: RegistrationRequest,
         "X-URN-Request": str(request.pk),
     }
     if root is None:
-        subject = f"{ticket(request)} {thread_title(request)}"
+        subject = header_text(f"{ticket(request)} {thread_title(request)}")
     else:
         base = root.subject.removeprefix("Re: ")
         subject = f"Re: {base}"
@@ -84,7 +95,7 @@ def queue_message(message: EmailMessage | None, *, request: RegistrationRequest,
         headers["References"] = root.message_id
     row = OutboundMessage.objects.create(
         request=request, event=event, comment=comment, audience=audience,
-        summary=message.subject[:300], message_id=message_id,
+        summary=header_text(str(message.subject))[:300], message_id=message_id,
         from_email=message.from_email or settings.DEFAULT_FROM_EMAIL,
         to=list(message.to), cc=list(message.cc), reply_to=list(message.reply_to),
         subject=subject[:400], body=str(message.body), headers=headers,
@@ -95,7 +106,7 @@ def queue_message(message: EmailMessage | None, *, request: RegistrationRequest,
 
 def enqueue(message_pk: int) -> bool:
     """Hand the row to the worker. Never raises: with the broker unreachable the
-    row stays pending and the periodic requeue sends it when the broker is back."""
+    row stays unqueued and the periodic requeue sends it when the broker is back."""
     from registry.review.tasks import send_message_task
 
     try:
@@ -105,11 +116,72 @@ def enqueue(message_pk: int) -> bool:
                        "queued again by requeue_undelivered_mail_task.", message_pk,
                        exc_info=True)
         return False
+    OutboundMessage.objects.filter(pk=message_pk, queued_at__isnull=True).update(
+        queued_at=timezone.now())
     return True
 
 
-def as_email(row: OutboundMessage) -> EmailMessage:
-    """The row as a message ready to send: the same Message-ID every time."""
-    return EmailMessage(subject=row.subject, body=row.body, from_email=row.from_email,
-                        to=row.to, cc=row.cc, reply_to=row.reply_to,
-                        headers=dict(row.headers))
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+_WORD_CHARS = 10  # characters per encoded word: at most 40 bytes, 56 in base64
+
+
+def header_text(text: str) -> str:
+    """Outside text (an organisation, a NID, a name) made fit for a header line:
+    every control character, CR and LF included, one space."""
+    return " ".join(_CONTROL.sub(" ", text).split())
+
+
+def _subject_header(subject: str) -> str:
+    """The Subject as sent. Text that looks like an RFC 2047 encoded word ("=?") is
+    itself sent encoded, so a mail reader shows it as the characters typed and never
+    decodes an organisation's "=?utf-8?b?...?=" into text of its author's choosing."""
+    subject = header_text(subject)
+    if "=?" not in subject:
+        return subject
+    from email.header import Header
+
+    words = [subject[i:i + _WORD_CHARS] for i in range(0, len(subject), _WORD_CHARS)]
+    return " ".join(Header(word, "utf-8").encode() for word in words)
+
+
+class _Copy(EmailMessage):
+    """One copy of a row: the To and Cc it shows are the row's, the envelope
+    recipients (who it is delivered to) are this copy's."""
+
+    def __init__(self, *args, envelope_to: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.envelope_to = envelope_to
+
+    def recipients(self) -> list[str]:
+        return list(self.envelope_to)
+
+
+def as_emails(row: OutboundMessage) -> list[EmailMessage]:
+    """The copies of the row to send, the same Message-ID in each. Written to the
+    list (the row has a Reply-To): one copy, answered on the list. Written to people:
+    a copy for each person with an account, answered at their reply address; one
+    more for the other addresses (the IESG's), with no reply address."""
+    headers = {**row.headers, "From": row.from_email}
+    recipients = list(dict.fromkeys(row.recipients))
+    base = {"subject": _subject_header(row.subject), "body": row.body,
+            "from_email": return_address(row.pk), "to": row.to, "cc": row.cc,
+            "headers": headers}
+    if row.reply_to:
+        return [_Copy(**base, reply_to=row.reply_to, envelope_to=recipients)]
+    people = {user.email.lower(): user for user in get_user_model().objects
+              .filter(email__in=recipients, is_active=True)}
+    versions = dict(ReplyKey.objects.filter(user__in=people.values())
+                    .values_list("user_id", "version"))
+    copies: list[EmailMessage] = []
+    others = []
+    for address in recipients:
+        person = people.get(address.lower())
+        if person is None:
+            others.append(address)
+            continue
+        reply = reply_address(request_pk=row.request_id, user_pk=person.pk,
+                              version=versions.get(person.pk, 0))
+        copies.append(_Copy(**base, reply_to=[reply], envelope_to=[address]))
+    if others:
+        copies.append(_Copy(**base, envelope_to=others))
+    return copies

@@ -157,7 +157,8 @@ def mail_panel(registration_request: RegistrationRequest, user: Any) -> Context:
         message.resendable = workflow.can_resend(message, user)
     held = (InboundMessage.objects.filter(request=registration_request)
             .exclude(outcome=InboundMessage.Outcome.PLACED).defer("raw"))
-    return {"mail_log": sent, "mail_held": list(held), "show_mail": True}
+    return {"mail_log": sent, "mail_held": list(held), "show_mail": True,
+            "can_handle_quarantine": workflow.can_handle_quarantine(user)}
 
 
 def request_page_context(registration_request: RegistrationRequest, user: Any, *,

@@ -2,8 +2,9 @@
 
 Mail is an outbox: each message is a row written in the transaction of the action
 that caused it (``outbox.queue_message``). ``send_message_task`` sends one row and
-retries it with backoff; ``requeue_undelivered_mail_task`` (celery beat) queues
-again every row whose task was never sent (the broker was down) or was lost. A
+retries it with backoff; ``requeue_undelivered_mail_task`` (celery beat, every
+minute, and when a worker starts) queues again every row the broker never took
+(at once) or whose task was lost (after ``REQUEUE_GRACE``). A
 failure never touches the decision that caused the message."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 
 from celery import shared_task
+from celery.signals import worker_ready
 from django.conf import settings
 from django.utils import timezone
 
@@ -37,6 +39,7 @@ def requeue_undelivered_mail_task() -> int:
     from registry.review.outbox import enqueue
 
     overdue = OutboundMessage.objects.overdue(now=timezone.now(), grace=REQUEUE_GRACE)
+    # Oldest first; the worker also sends a request's earlier mail before later mail.
     return sum(enqueue(pk) for pk in overdue.values_list("pk", flat=True)[:500])
 
 
@@ -59,3 +62,10 @@ def remind_idle_requests_task() -> int:
     idle = dt.timedelta(days=settings.REVIEW_IDLE_REMINDER_DAYS)
     candidates = RegistrationRequest.objects.needing_reminder(now=timezone.now(), idle=idle)
     return sum(request_remind(request=request, idle=idle) for request in candidates)
+
+
+@worker_ready.connect
+def _send_what_waited(**kwargs) -> None:
+    """A worker starting (after an outage, a deploy) queues at once the mail that
+    waited, instead of at the next beat."""
+    requeue_undelivered_mail_task.delay()

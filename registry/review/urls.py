@@ -1,6 +1,6 @@
 from django.urls import path
 
-from registry.review import views
+from registry.review import mail_views, views
 
 app_name = "review"
 
@@ -10,6 +10,10 @@ urlpatterns = [
     path("review/", views.public_review, name="public-review"),
     path("dashboard/", views.dashboard, name="dashboard"),
     path("iana/", views.staff_queue, name="staff-queue"),
+    path("iana/mail/", mail_views.quarantine, name="quarantine"),
+    path("iana/mail/<int:message_pk>/attach/", mail_views.attach, name="quarantine-attach"),
+    path("iana/mail/<int:message_pk>/message.eml", mail_views.raw_message,
+         name="quarantine-raw"),
     path("<int:pk>/", views.request_page, name="request"),
     path("<int:pk>/edit/", views.edit_request, name="edit"),
     path("<int:pk>/rounds/<int:number>/template.txt", views.round_txt, name="round-txt"),

@@ -53,6 +53,7 @@ from registry.accounts.roles import (
 from registry.namespaces.models import Namespace
 from registry.review.models import (
     Comment,
+    InboundMessage,
     OutboundMessage,
     RegistrationRequest,
     State,
@@ -216,7 +217,8 @@ TRANSITIONS: dict[str, Transition] = {t.name: t for t in (
        [REGISTRANT_ROLE], "Taken back: edit the template, then resubmit it.",
        button="secondary"),
     _t("request_changes", "Request changes", [State.IN_REVIEW], State.CHANGES_REQUESTED,
-       [EXPERT_ROLE], "Changes requested; the registrant has been told.", paths=ONLY_COMMUNITY,
+       [EXPERT_ROLE], "Changes requested; the registrant will be told by mail.",
+       paths=ONLY_COMMUNITY,
        needs_comment="What must change", independent=True, mail=(REGISTRANT,),
        button="warning"),
     _t("approve", "Approve", [State.IN_REVIEW], State.APPROVED, [EXPERT_ROLE],
@@ -225,12 +227,12 @@ TRANSITIONS: dict[str, Transition] = {t.name: t for t in (
        independent=True, needs_free_nid=True, mail=(REGISTRANT, STAFF), button="success"),
     _t("report_to_iesg", "Approve and report to the IESG", [State.IN_REVIEW],
        State.AWAITING_IESG, [EXPERT_ROLE],
-       "Approved and reported: your report went to the IESG.", paths=ONLY_COMMUNITY,
+       "Approved and reported: your report is being mailed to the IESG.", paths=ONLY_COMMUNITY,
        needs_comment="Expert review report", decision=True, standardisation=True,
        independent=True, needs_free_nid=True, mail=(REGISTRANT, STAFF, IESG),
        button="success"),
     _t("reject", "Reject", [State.IN_REVIEW], State.REJECTED, [EXPERT_ROLE],
-       "Rejected; the registrant has been told.", paths=ONLY_COMMUNITY,
+       "Rejected; the registrant will be told by mail.", paths=ONLY_COMMUNITY,
        needs_comment="Reasons for rejection", decision=True, independent=True,
        mail=(REGISTRANT,), confirm="Reject this request? This cannot be undone.",
        button="danger"),
@@ -239,7 +241,7 @@ TRANSITIONS: dict[str, Transition] = {t.name: t for t in (
        paths=ONLY_COMMUNITY, needs_comment="The IESG's direction", independent=True,
        needs_free_nid=True, mail=(REGISTRANT, STAFF), button="success"),
     _t("record_iesg_rejection", "Record IESG rejection", [State.AWAITING_IESG], State.REJECTED,
-       [STAFF_ROLE], "The IESG's rejection is recorded; the registrant has been told.",
+       [STAFF_ROLE], "The IESG's rejection is recorded; the registrant will be told by mail.",
        paths=ONLY_COMMUNITY, needs_comment="The IESG's direction", independent=True,
        mail=(REGISTRANT,), button="danger"),
     _t("request_registration", "Ask IANA to register", [State.IN_REVIEW], State.APPROVED,
@@ -254,7 +256,7 @@ TRANSITIONS: dict[str, Transition] = {t.name: t for t in (
        "Withdrawn.", mail=(EXPERTS,), confirm="Withdraw this request? This cannot be undone.",
        button="outline-danger"),
     _t("close", "Close the request", OPEN_STATES, State.CLOSED, [EXPERT_ROLE, STAFF_ROLE],
-       "Closed; the registrant has been told.", needs_comment="Why it is closed",
+       "Closed; the registrant will be told by mail.", needs_comment="Why it is closed",
        independent=True, race_only=True, mail=(REGISTRANT, EXPERTS),
        confirm="Close this request? This cannot be undone.", button="outline-danger"),
 )}
@@ -265,6 +267,7 @@ EVENT_READERS: dict[str, frozenset[str]] = {
     "resend_mail": frozenset({EXPERT_ROLE, STAFF_ROLE}),
     "mail_failed": frozenset({EXPERT_ROLE, STAFF_ROLE}),
     "mail_bounced": frozenset({EXPERT_ROLE, STAFF_ROLE}),
+    "mail_attached": frozenset({EXPERT_ROLE, STAFF_ROLE}),
 }
 
 
@@ -707,19 +710,53 @@ def moves_answered_by_mail() -> tuple[str, ...]:
                  if STATES[t.target].answered_by_mail and REGISTRANT in t.mail)
 
 
-def mail_placement(request: RegistrationRequest, *, via_list: bool, from_registrant: bool,
-                   answers_changes_request: bool) -> tuple[str | None, str]:
+def mail_placement(request: RegistrationRequest, *, via_list: bool, sender: User | None,
+                   answered_audience: str = "",
+                   answers_changes_request: bool = False) -> tuple[str | None, str]:
     """Where a message that arrived about ``request`` goes: the audience of the
     comment it becomes, or None and the reason it is held for staff. Mail never
-    changes a state; it only adds to the timeline."""
+    changes a state; it only adds to the timeline.
+
+    ``sender`` is the person whose reply address the message was sent to (the only
+    proof of who wrote it): the registrant's reply is their answer to the experts;
+    an expert's or staff member's is what they may write on the page, internal when
+    it answers an internal message. List mail (``via_list``, from anyone: its headers
+    prove nothing) is public and credited to nobody. The rest is held for staff."""
     if meaning_of(request.state).initial:
         return None, "The request is a draft, private to its registrant."
+    if sender is not None:
+        if _is_registrant(sender, request) and answers_changes_request:
+            return Comment.Audience.REGISTRANT, ""
+        preferred = ([Comment.Audience.EXPERTS, Comment.Audience.REGISTRANT]
+                     if answered_audience in (EXPERTS, STAFF) or not answered_audience
+                     else [Comment.Audience.REGISTRANT, Comment.Audience.EXPERTS])
+        for audience in preferred:
+            if comment_refusal(request, sender, audience) is None:
+                return audience, ""
+        return None, (f"Sent by {sender.display_name} from their reply address, but they may "
+                      "not write to the registrant or the experts on this request now.")
     if via_list:
         return Comment.Audience.PUBLIC, ""
-    if from_registrant and answers_changes_request:
-        return Comment.Audience.REGISTRANT, ""
-    if from_registrant:
-        return None, ("Sent by the registrant to the registry directly, not in answer to a "
-                      "request for changes.")
-    return None, ("Sent to the registry directly, not through the review list, and not by "
-                  "the registrant from the address on file.")
+    return None, ("Not sent to a reply address the registry gave (the only proof of who "
+                  "wrote it), nor through the review list: the From line proves nothing.")
+
+
+def can_handle_quarantine(user: Person) -> bool:
+    """The quarantine of mail nobody could be credited with is for IANA staff."""
+    return is_iana_staff(user)
+
+
+def attach_refusal(message: InboundMessage, request: RegistrationRequest, user: Person,
+                   audience: str) -> Refused | None:
+    """May ``user`` attach the quarantined ``message`` to ``request`` for ``audience``?"""
+    if not can_handle_quarantine(user):
+        return NotAllowed("Only IANA staff attach quarantined mail.")
+    if message.outcome not in message.QUARANTINE or hasattr(message, "placement"):
+        return TransitionRefused("This message is not in the quarantine (already attached, "
+                                 "or placed when it arrived).")
+    if request.state == State.DRAFT:
+        return TransitionRefused("A draft is private to its registrant: attach the message "
+                                 "to a submitted request.", field="request")
+    if audience not in Comment.Audience.values:
+        return TransitionRefused("Choose who may read it.", field="audience")
+    return None

@@ -82,7 +82,7 @@ def test_community_registration_from_sign_up_to_published_page(new_page, expert,
     assert reviewer.url == request_url
     reviewer.fill("#id_request_changes_comment", "Please say whether the NSS is case-sensitive.")
     reviewer.click("button[value=request_changes]")
-    reviewer.wait_for_selector("text=Changes requested; the registrant has been told.")
+    reviewer.wait_for_selector("text=Changes requested; the registrant will be told by mail.")
 
     registrant.goto(request_url)
     registrant.click("text=Edit the template")

@@ -154,7 +154,7 @@ def test_a_twin_registered_meanwhile_is_closed_not_a_dead_end(client, registrant
     assert (event.kind, event.transition, event.actor, event.to_state) == (
         "transition", "close", staff, "closed")
     assert other_registrant.email in [address for m in mail.outbox for address in m.to]
-    assert "Closed; the registrant has been told." in [
+    assert workflow.TRANSITIONS["close"].done in [
         str(m) for m in client.get(second.get_absolute_url()).context["messages"]]
 
 
@@ -235,7 +235,8 @@ def test_each_transition_says_what_was_done(client, registrant, expert):
     response = client.post(reverse("review:transition", args=[request.pk, "request_changes"]),
                            {"comment": "Explain the check digit."}, follow=True)
     messages = [str(m) for m in response.context["messages"]]
-    assert messages == ["Changes requested; the registrant has been told."]
+    assert messages == [workflow.TRANSITIONS["request_changes"].done]
+    assert "will be told by mail" in messages[0]  # queued, not yet sent: no "has been"
     assert all(t.done and not t.done.startswith("Done") for t in workflow.TRANSITIONS.values())
 
 

@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 from django.core import mail
 from django.core.management import CommandError, call_command
+from django.db import OperationalError
 from lxml import html as lxml_html
 
 from registry.review import actions
+from registry.review.mailaddress import reply_address, return_address
 from registry.review.models import Comment, InboundMessage, OutboundMessage, RequestEvent, State
 from tests.factories import make_request
 
@@ -95,14 +97,17 @@ def test_a_gmail_list_reply_goes_on_the_public_timeline(client, in_review, regis
     assert "asks for the registration" not in shown["text"]
     timeline = page(client, in_review).get_element_by_id("timeline").text_content()
     assert "Message on the review list" in timeline
-    assert "Alice Reviewer wrote on the review list." in timeline
+    assert "Alice Reviewer (sender not verified) wrote on the review list." in timeline
     in_review.refresh_from_db()
     assert in_review.state == State.IN_REVIEW  # mail never changes a state
-    # The registrant hears of it, in the request's thread.
-    (told,) = mail.outbox
+    # The registrant hears of it, in the request's thread, but not in the registry's
+    # words: where to read it, from whom as the list said, unverified.
+    (told,) = [m for m in mail.outbox if registrant.email in m.recipients()]
     assert told.to == [registrant.email]
     root = OutboundMessage.objects.about(in_review).first()
     assert told.extra_headers["In-Reply-To"] == root.message_id
+    assert "not verified" in told.body and "alice.reviewer@gmail.com" in told.body
+    assert "lower-case example" not in told.body
 
 
 CLIENTS = [
@@ -172,7 +177,8 @@ def test_a_bounce_marks_the_message_failed_for_staff_to_resend(client, in_review
                                    actor=expert, comment="Say how case works.")
     changes = OutboundMessage.objects.get(event__transition="request_changes")
     assert changes.state == "sent"
-    record = feed(eml("bounce", in_review, BOUNCED=changes.message_id.strip("<>")))
+    record = feed(eml("bounce", in_review, BOUNCED=changes.message_id.strip("<>"),
+                      RETURN=return_address(changes.pk)))
     assert record.outcome == "bounce" and record.bounced_message == changes
     changes.refresh_from_db()
     assert changes.state == "failed"
@@ -207,9 +213,12 @@ def test_the_registrant_answering_changes_requested_reaches_the_expert(
         actions.request_transition(request=in_review, transition="request_changes",
                                    actor=expert, comment="Say how case works.")
     changes = OutboundMessage.objects.get(event__transition="request_changes")
+    reply = reply_address(request_pk=in_review.pk, user_pk=registrant.pk, version=0)
+    assert reply in [a for m in mail.outbox if m.to == [registrant.email] for a in m.reply_to]
     mail.outbox.clear()
     with django_capture_on_commit_callbacks(execute=True):
-        record = feed(eml("registrant_reply", in_review, CHANGES=changes.message_id.strip("<>")))
+        record = feed(eml("registrant_reply", in_review, CHANGES=changes.message_id.strip("<>"),
+                          REPLY=reply))
     assert record.outcome == "placed"
     comment = record.comment
     assert (comment.author, comment.via, comment.audience) == (registrant, "mail", "registrant")
@@ -226,7 +235,7 @@ def test_the_registrant_answering_changes_requested_reaches_the_expert(
 def test_direct_mail_from_someone_else_is_held_for_staff(client, in_review, staff):
     record = feed(eml("direct_stranger", in_review))
     assert record.outcome == "held" and record.request == in_review
-    assert "not through the review list" in record.reason
+    assert "the From line proves nothing" in record.reason
     held = page(client, in_review, staff).xpath('//*[@id="mail-held"]/following-sibling::ul')
     assert "Held for staff" in held[0].text_content()
     assert not page(client, in_review).xpath('//*[@id="mail-held"]')
@@ -322,10 +331,10 @@ def test_the_imap_poll_leaves_unread_what_it_could_not_store(in_review, settings
     monkeypatch.setattr(imap.imaplib, "IMAP4_SSL", FakeIMAP)
 
     def broken(**kwargs):
-        raise RuntimeError("database went away")
+        raise OperationalError("database went away")
 
     monkeypatch.setattr("registry.review.actions.inbound_mail_receive", broken)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(OperationalError):
         imap.poll_mailbox()
     assert FakeIMAP.instances[-1].seen == []
 

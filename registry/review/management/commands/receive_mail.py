@@ -4,9 +4,15 @@ MTA pipes mail to a program:
     urn-registry: "|/srv/registry/.venv/bin/python /srv/registry/manage.py receive_mail"
 
 The message goes on its request's timeline, or is recorded for staff with the
-reason it was not; it is never lost. Exit status: 0 when the message was taken in
-(whatever became of it), 65 (EX_DATAERR) for an empty input, 75 (EX_TEMPFAIL)
-when it could not be stored (the database is down), so the MTA tries again later.
+reason it was not (malformed and oversized mail included: it waits in the staff
+quarantine); it is never lost. Exit status: 0 when the message was kept (whatever
+became of it), 65 (EX_DATAERR) for an empty input or one larger than the command
+reads, 75 (EX_TEMPFAIL) when it could not be stored (the database is down), so the
+MTA tries again later.
+
+``--recipient ADDRESS`` (repeatable) passes the envelope recipient, as Postfix's
+``${recipient}`` or Exim's ``$local_part@$domain``: the reply and return addresses
+that attribute a reply or a bounce are read from it as well as from the headers.
 """
 
 from __future__ import annotations
@@ -29,8 +35,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("files", nargs="*", metavar="FILE",
                             help="messages to read instead of standard input (.eml)")
+        parser.add_argument("--recipient", action="append", default=[], metavar="ADDRESS",
+                            help="the envelope recipient the MTA delivered the message to")
 
-    def handle(self, *args, files: list[str], **options) -> None:
+    def handle(self, *args, files: list[str], recipient: list[str], **options) -> None:
         from registry.review.actions import inbound_mail_receive
 
         sources: list[tuple[str, Path | None]] = (
@@ -49,7 +57,8 @@ class Command(BaseCommand):
                 raise CommandError(f"{name}: the message is larger than {MAX_BYTES} bytes.",
                                    returncode=EX_DATAERR)
             try:
-                record = inbound_mail_receive(raw=raw, source="pipe")
+                record = inbound_mail_receive(raw=raw, source="pipe",
+                                              envelope_recipients=tuple(recipient))
             except (OperationalError, InterfaceError) as exc:
                 raise CommandError(f"{name}: could not store the message ({exc}); try again "
                                    "later.", returncode=EX_TEMPFAIL) from exc
