@@ -519,18 +519,22 @@ class Mismatch:
     expected: frozenset[int]
 
 
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # a refused grammar is the registrant's message, not a log line
+
+
 class Grammar:
     """A compiled NSS syntax: ``matches()`` (RE2, linear) and ``mismatch()``."""
 
     def __init__(self, node: Node) -> None:
-        self.pattern = to_pattern(node)
-        try:
-            self._re = re2.compile(self.pattern)
-        except re2.error as exc:  # too large for RE2's memory budget
-            raise GrammarError(f"the syntax cannot be compiled: {exc}") from None
-        self._nfa = _Nfa()
+        self._nfa = _Nfa()  # first: it bounds the size of what RE2 is given
         self._start = self._nfa.state()
         self._accept = self._nfa.build(node, self._start, "")
+        self.pattern = to_pattern(node)
+        try:
+            self._re = re2.compile(self.pattern, _RE2_OPTIONS)
+        except re2.error as exc:  # beyond RE2's own limits
+            raise GrammarError(f"the syntax cannot be compiled: {exc}") from None
 
     def matches(self, text: str) -> bool:
         return self._re.fullmatch(text) is not None
