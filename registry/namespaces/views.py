@@ -363,6 +363,10 @@ def resolve(request, urn: str = ""):
     namespace = Namespace.objects.by_nid(parsed.nid).first()
     context["namespace"] = namespace
     profile = compiled(namespace.profile, namespace.nid) if namespace else None
+    errors = profile.check_nss(parsed.nss) if profile and profile.judges_validity else []
+    if errors:  # a resolver is for the namespace's URNs, not for anything after its NID
+        context["invalid"] = errors[0]
+        return render(request, "namespaces/resolve.html", context, status=404)
     resolvers = profile.resolve(parsed) if profile else []
     context["resolvers"] = resolvers
     context["declares_any"] = bool(profile and profile.resolvers)

@@ -4,6 +4,7 @@ every "may this person see or do this?" is asked of workflow.py."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +22,7 @@ from django.views.decorators.http import require_GET, require_POST
 from registry.namespaces.advice import confusion_index, nid_warnings, warning_json
 from registry.namespaces.models import Namespace
 from registry.namespaces.presentation import field_diffs, pick_pair
+from registry.namespaces.profiles import profile_presentation
 from registry.namespaces.public_cache import public_page
 from registry.namespaces.querysets import plausible_text
 from registry.namespaces.template import (
@@ -168,6 +170,20 @@ def _import_template(request, registration_request: RegistrationRequest | None):
     return render(request, "review/request_form.html", context)
 
 
+def _proposed_profile(text: str, registration_request: RegistrationRequest) -> dict | None:
+    """The profile a request proposes, checked as the form checked it (experts see
+    its examples pass or fail)."""
+    if not text.strip():
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        return {"problems": [("profile", f"not JSON: {exc}")]}
+    nid = (registration_request.revises.nid if registration_request.revises_id
+           and registration_request.revises else registration_request.proposed_nid or None)
+    return profile_presentation(data, nid)
+
+
 def _form_context(registration_request: RegistrationRequest | None, form: RequestForm,
                   importer: TemplateImportForm | None = None) -> dict:
     submit = (workflow.submit_transition(registration_request) if registration_request
@@ -300,6 +316,7 @@ def _page(request, registration_request: RegistrationRequest, *, bound: dict | N
         "registration_request": registration_request,
         "shown": shown,
         "shown_values": template_values(shown),
+        "profile": _proposed_profile(shown.profile, registration_request),
         "sections": SECTIONS,
         "rounds": rounds,
         "events": events,
