@@ -20,6 +20,7 @@ cannot make the compiler or the matcher slow.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from re import _constants as sre_constants  # type: ignore[attr-defined]
@@ -31,6 +32,7 @@ import re2
 MAX_GRAMMAR_CHARS = 10_000
 MAX_NFA_STATES = 20_000
 MAX_REPEAT = 1000  # RE2's own limit on {m,n}
+MAX_DFA_STATES = 4096  # per grammar: the lazily built DFA of the diagnosis
 
 # The characters an NSS can hold (RFC 8141 section 2: pchar and "/", and "%" of a
 # percent-encoding); a grammar's sets are cut to these, since nothing else reaches it.
@@ -519,6 +521,8 @@ class Mismatch:
     expected: frozenset[int]
 
 
+_ANCHOR_BOTH = re2._Anchor.ANCHOR_BOTH
+_NULL_SPAN = re2._NULL_SPAN
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False  # a refused grammar is the registrant's message, not a log line
 
@@ -530,44 +534,86 @@ class Grammar:
         self._nfa = _Nfa()  # first: it bounds the size of what RE2 is given
         self._start = self._nfa.state()
         self._accept = self._nfa.build(node, self._start, "")
+        self._reset()
         self.pattern = to_pattern(node)
         try:
             self._re = re2.compile(self.pattern, _RE2_OPTIONS)
         except re2.error as exc:  # beyond RE2's own limits
             raise GrammarError(f"the syntax cannot be compiled: {exc}") from None
+        self._full = self._re._regexp.Match
 
     def matches(self, text: str) -> bool:
+        """Whether the whole text fits (RE2: linear time). An NSS is ASCII (RFC 8141),
+        which is matched through RE2's own call, without the wrapper's offset work."""
+        if text.isascii():
+            data = text.encode("ascii")
+            return bool(self._full(_ANCHOR_BOTH, data, 0, len(data))[0] != _NULL_SPAN)
         return self._re.fullmatch(text) is not None
 
     def mismatch(self, text: str) -> Mismatch | None:
-        """Where ``text`` leaves the grammar, or None if it matches. Linear in the text
-        (each character moves a set of at most MAX_NFA_STATES states)."""
-        nfa = self._nfa
-        current = nfa.closure({self._start})
+        """Where ``text`` leaves the grammar, or None if it matches. Linear in the text:
+        each character is one step of a DFA built lazily from the NFA (a step not seen
+        before costs at most MAX_NFA_STATES; the cache of steps is bounded)."""
+        current = self._initial
+        steps = self._steps
         for i, ch in enumerate(text):
-            code = ord(ch)
-            moved = set()
-            for s in current:
-                edge = nfa.edges[s]
-                if edge is not None and code in edge[0]:
-                    moved.add(edge[1])
-            if not moved:
+            key = (current, ord(ch))
+            nxt = steps.get(key)
+            if nxt is None:
+                nxt = self._step(current, ord(ch))
+            if nxt == self._dead:
                 return self._stuck(current, i)
-            current = nfa.closure(moved)
-        if self._accept in current:
+            current = nxt
+        if self._accept in self._sets[current]:
             return None
         return self._stuck(current, len(text))
 
-    def _stuck(self, states: set[int], offset: int) -> Mismatch:
-        expected: set[int] = set()
-        rules: list[str] = []
-        for s in sorted(states):
-            edge = self._nfa.edges[s]
-            if edge is not None:
-                expected |= edge[0]
-                if edge[2] and edge[2] not in rules:
-                    rules.append(edge[2])
-        return Mismatch(offset, tuple(rules), frozenset(expected))
+    def _intern(self, states: frozenset[int]) -> int:
+        found = self._ids.get(states)
+        if found is None:
+            if len(self._sets) >= MAX_DFA_STATES:  # keep memory bounded: start afresh
+                self._reset()
+                return self._intern(states)
+            found = self._ids[states] = len(self._sets)
+            self._sets.append(states)
+        return found
+
+    def _reset(self) -> None:
+        self._ids: dict[frozenset[int], int] = {}
+        self._sets: list[frozenset[int]] = []
+        self._steps: dict[tuple[int, int], int] = {}
+        self._expected: dict[int, tuple[tuple[str, ...], frozenset[int]]] = {}
+        self._dead = self._intern(frozenset())
+        self._initial = self._intern(frozenset(self._nfa.closure({self._start})))
+
+    def _step(self, current: int, code: int) -> int:
+        edges = self._nfa.edges
+        moved = set()
+        for s in self._sets[current]:
+            edge = edges[s]
+            if edge is not None and code in edge[0]:
+                moved.add(edge[1])
+        generation = self._dead, self._initial
+        target = self._intern(frozenset(self._nfa.closure(moved)) if moved else frozenset())
+        if (self._dead, self._initial) != generation or len(self._sets) <= current:
+            return target  # the cache was reset while interning: do not record the step
+        self._steps[(current, code)] = target
+        return target
+
+    def _stuck(self, current: int, offset: int) -> Mismatch:
+        """What the rules being matched in DFA state ``current`` expected next."""
+        known = self._expected.get(current)
+        if known is None:
+            expected: set[int] = set()
+            rules: list[str] = []
+            for s in sorted(self._sets[current]):
+                edge = self._nfa.edges[s]
+                if edge is not None:
+                    expected |= edge[0]
+                    if edge[2] and edge[2] not in rules:
+                        rules.append(edge[2])
+            known = self._expected[current] = (tuple(rules), frozenset(expected))
+        return Mismatch(offset, *known)
 
 
 def compile_syntax(kind: str, text: str) -> Grammar:
@@ -579,6 +625,7 @@ def compile_syntax(kind: str, text: str) -> Grammar:
     raise GrammarError(f'a syntax is "abnf" or "regex", not {kind!r}')
 
 
+@functools.lru_cache(maxsize=1024)
 def describe_chars(codes: frozenset[int]) -> str:
     """A short English description of a set of characters, for messages."""
     if not codes:
