@@ -80,7 +80,9 @@ def profile_facts(urn: URN, profile: Profile | None) -> dict[str, Any]:
         "nss_valid": (not errors) if profile.judges_validity else None,
         "nss_errors": [e.as_dict(base=base) for e in errors],
         "namespace_normal_form": profile.normal_form(urn),
-        "resolves_to": [{"name": name, "url": url} for name, url in profile.resolve(urn)],
+        # A resolver is for the namespace's URNs: none for one its profile rejects.
+        "resolves_to": [] if errors else [{"name": name, "url": url}
+                                          for name, url in profile.resolve(urn)],
     }
 
 

@@ -109,11 +109,11 @@ class TemplateFields(models.Model):
     profile = models.TextField(
         "machine-readable profile", blank=True,
         help_text=(
-            "Optional: the Syntax, Validation, equivalence and Resolution rules above as JSON "
-            "(registry.urns.profiles): an ABNF or regular-expression syntax, check-digit "
-            "validators, lexical-equivalence steps, examples that must pass and counter-"
-            "examples that must fail, and https resolver URL templates, each citing the "
-            "template or RFC that states it."
+            "Optional: the Syntax, Validation, equivalence and Resolution rules above as JSON: "
+            "an ABNF (or regular-expression) NSS syntax, check-digit validators, lexical-"
+            "equivalence steps, examples that must pass and counter-examples that must fail, "
+            "and https resolver URL templates, each citing where the template says so. The "
+            "registered namespaces' profiles, in /profiles.json, are worked examples."
         ),
     )
 

@@ -53,7 +53,7 @@ class RequestForm(TextPolicyForm, forms.ModelForm):
         fields = ["kind", "proposed_nid", "fast_track", *TEXT_FIELDS, PROFILE_FIELD]
         widgets = {
             "kind": forms.RadioSelect,
-            PROFILE_FIELD: forms.Textarea(attrs={"rows": 12, "class": "code",
+            PROFILE_FIELD: forms.Textarea(attrs={"rows": 12, "class": "font-monospace",
                                                  "spellcheck": "false"}),
             **{name: forms.Textarea(attrs={"rows": 4}) for name in TEXT_FIELDS
                if name not in ("registrant_organisation", "contact_name", "contact_email",

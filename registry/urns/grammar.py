@@ -531,6 +531,7 @@ class Grammar:
     """A compiled NSS syntax: ``matches()`` (RE2, linear) and ``mismatch()``."""
 
     def __init__(self, node: Node) -> None:
+        self._top = node.name if isinstance(node, Rule) else "nss"
         self._nfa = _Nfa()  # first: it bounds the size of what RE2 is given
         self._start = self._nfa.state()
         self._accept = self._nfa.build(node, self._start, "")
@@ -612,7 +613,10 @@ class Grammar:
                     expected |= edge[0]
                     if edge[2] and edge[2] not in rules:
                         rules.append(edge[2])
-            known = self._expected[current] = (tuple(rules), frozenset(expected))
+            # Stuck where no rule has a next character (the end of the first rule):
+            # the first rule, the whole NSS, is the one not met.
+            known = self._expected[current] = (tuple(rules) or (self._top,),
+                                               frozenset(expected))
         return Mismatch(offset, *known)
 
 
