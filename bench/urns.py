@@ -2,6 +2,10 @@
 
     .venv/bin/python bench/urns.py [--count 20000] [--repeat 7]
 
+Also times the check with namespace profiles (fixtures/profiles.json): parse, the
+NSS against its namespace's syntax and check digits, and the namespace's normal
+form, on the same set; and that check on ever longer NSSs, to show it is linear.
+
 Builds a deterministic mixed set of URNs (plain, percent-encoded, with r/q/f
 components, upper-case scheme and NID, and ~5% invalid), then times
 parse()+normalize() over the whole set, best and median of --repeat runs,
@@ -63,6 +67,53 @@ def ours(urns: list[str]) -> int:
     return ok
 
 
+def _profiles() -> dict:
+    import json
+
+    from registry.urns.profiles import compile_profile
+
+    path = Path(__file__).resolve().parent.parent / "fixtures" / "profiles.json"
+    shipped = json.loads(path.read_text())["profiles"]
+    return {nid: compile_profile(data, nid) for nid, data in shipped.items()}
+
+
+PROFILES = _profiles()
+
+
+def with_profiles(urns: list[str]) -> int:
+    """What /api/check adds per URN: nss_valid (and the errors) and the namespace's
+    normal form, with the profile already compiled (it is, per process)."""
+    ok = 0
+    for text in urns:
+        try:
+            urn = parse(text)
+        except URNSyntaxError:
+            continue
+        profile = PROFILES.get(urn.nid.lower())
+        if profile is None:
+            urn.normal_form()
+            continue
+        if not profile.check_nss(urn.nss):
+            ok += 1
+        profile.normal_form(urn)
+    return ok
+
+
+def linearity() -> list[tuple[int, float]]:
+    """Microseconds per check of one NBN URN whose NSS is n characters long, valid and
+    invalid at its last character (the slow, diagnosing path)."""
+    profile = PROFILES["nbn"]
+    rows = []
+    for n in (100, 1_000, 10_000, 100_000):
+        nss = "fi-" + "a" * n
+        start = time.perf_counter()
+        for _ in range(5):
+            profile.check_nss(nss)
+            profile.check_nss(nss + "[")
+        rows.append((n, (time.perf_counter() - start) / 10 * 1e6))
+    return rows
+
+
 def theirs(urns: list[str]) -> int:
     from urnparse import URN8141, InvalidURNFormatError
 
@@ -104,6 +155,13 @@ def main() -> None:
     print(f"urnparse       from_string+str: median {tmedian:>10,.0f} URNs/s  "
           f"best {tbest:>10,.0f}  ({tok} of {len(urns)} accepted)")
     print(f"ratio (median): registry.urns is {median / tmedian:.1f}x urnparse")
+    pbest, pmedian, pok = timed(with_profiles, urns, args.repeat)
+    print(f"with profiles  parse+nss check+namespace normal form: median {pmedian:>10,.0f} "
+          f"URNs/s  best {pbest:>10,.0f}  ({pok} valid by their profile)")
+    print(f"ratio (median): the profile check is {pmedian / tmedian:.1f}x urnparse")
+    for n, micros in linearity():
+        print(f"  NSS of {n:>7,} characters: {micros:>10,.0f} us per check "
+              f"({micros / n * 1000:,.0f} ns a character)")
 
 
 if __name__ == "__main__":

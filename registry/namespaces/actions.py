@@ -31,8 +31,9 @@ from registry.namespaces.models import (
     TemplateVersion,
 )
 from registry.namespaces.querysets import NamespaceEventQuerySet, normalize_rfc_numbers
-from registry.namespaces.template import TEXT_FIELDS
+from registry.namespaces.template import PROFILE_FIELD, TEXT_FIELDS
 from registry.urns import check_formal_nid, informal_nid, nid_key
+from registry.urns.profiles import profile_problems
 
 if TYPE_CHECKING:
     from registry.accounts.models import User
@@ -155,15 +156,68 @@ def namespace_register(
             )
     except IntegrityError:
         raise NIDConflict(_taken_message(nid)) from None
+    profile = profile_from_text(values.get(PROFILE_FIELD) or "", nid=nid)
     version = TemplateVersion.objects.create(
         namespace=namespace, number=1, date=requested_on or date, nid=nid, fast_track=fast_track,
         published_by=actor, source_request=source_request,
         **{name: values.get(name, "") for name in TEXT_FIELDS},
+        profile=profile_text(profile),
     )
+    if profile:
+        namespace.profile = profile
+        namespace.save(update_fields=["profile"])
     record_namespace_events(NamespaceEvent(
         namespace=namespace, kind=NamespaceEvent.Kind.REGISTERED, version=version, actor=actor,
         to_status=namespace.status,
     ))
+    return namespace
+
+
+def profile_text(profile: dict[str, Any]) -> str:
+    """A profile as a template keeps it: indented JSON, keys in a stable order ("" for none)."""
+    return json.dumps(profile, indent=2, ensure_ascii=False) if profile else ""
+
+
+def profile_from_text(text: str, *, nid: str | None) -> dict[str, Any]:
+    """The profile a template's text holds ({} for none), or RecordInvalid("profile")
+    naming the first problem (forms check the same with ``profile_problems``)."""
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise RecordInvalid(PROFILE_FIELD, f"The profile is not JSON: {exc}") from None
+    problems = profile_problems(data, nid)
+    if problems:
+        field, message = problems[0]
+        raise RecordInvalid(PROFILE_FIELD, f"{field}: {message}")
+    return cast("dict[str, Any]", data)
+
+
+@transaction.atomic
+def namespace_set_profile(*, namespace: Namespace, profile: dict[str, Any], reason: str,
+                          actor: User | None) -> Namespace:
+    """Publish (or, with {}, withdraw) a namespace's machine-readable profile outside
+    a template revision: the profiles shipped for the registered namespaces, or a
+    correction by IANA staff. Checked like a proposed one (its examples must pass);
+    one RECORD_CHANGED event keeps the profile before and after, and the reason."""
+    namespace = Namespace.objects.select_for_update().get(pk=namespace.pk)
+    if profile:
+        problems = profile_problems(profile, namespace.nid)
+        if problems:
+            field, message = problems[0]
+            raise RecordInvalid(PROFILE_FIELD, f"{namespace.nid}: {field}: {message}")
+    if namespace.profile == profile:
+        return namespace
+    if not reason.strip():
+        raise RecordInvalid("reason", "Give a reason; it is kept in the namespace's history.")
+    record_namespace_events(NamespaceEvent(
+        namespace=namespace, kind=NamespaceEvent.Kind.RECORD_CHANGED, actor=actor,
+        from_status=namespace.status, to_status=namespace.status, comment=reason.strip(),
+        changes={PROFILE_FIELD: [namespace.profile, profile]},
+    ))
+    namespace.profile = profile
+    namespace.save(update_fields=["profile", "updated_at"])
     return namespace
 
 
@@ -231,16 +285,24 @@ def version_publish(
                             f"{last} is already published, and published versions never change.")
     if nid is not None and nid.lower() != namespace.nid.lower():
         raise RegistryError(f'A template for "{nid}" cannot be a version of {namespace.nid}.')
+    # A template read from text (import_templates) says nothing of a profile: the
+    # published one is carried forward, as a revision request carries it forward.
+    profile = (profile_from_text(values.get(PROFILE_FIELD) or "", nid=namespace.nid)
+               if PROFILE_FIELD in values else namespace.profile)
     version = TemplateVersion.objects.create(
         namespace=namespace, number=number or last + 1, date=date, nid=nid or namespace.nid,
         fast_track=fast_track, published_by=actor, source_request=source_request,
         **{name: values.get(name, "") for name in TEXT_FIELDS},
+        profile=profile_text(profile),
     )
+    changes = ({PROFILE_FIELD: [namespace.profile, profile]} if profile != namespace.profile
+               else {})
     namespace.organisation, namespace.search_text = _search_document(values)
-    namespace.save(update_fields=["organisation", "search_text", "updated_at"])
+    namespace.profile = profile
+    namespace.save(update_fields=["organisation", "search_text", "profile", "updated_at"])
     record_namespace_events(NamespaceEvent(
         namespace=namespace, kind=NamespaceEvent.Kind.VERSION_PUBLISHED, version=version,
-        actor=actor, from_status=namespace.status, to_status=namespace.status,
+        actor=actor, from_status=namespace.status, to_status=namespace.status, changes=changes,
     ))
     return version
 

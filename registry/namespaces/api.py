@@ -15,6 +15,7 @@ from urllib.parse import urlencode, urlsplit
 from django.conf import settings
 from django.contrib.syndication.views import Feed
 from django.core.paginator import EmptyPage, Paginator
+from django.db.models.functions import Lower
 from django.http import HttpResponse, JsonResponse
 from django.urls import reverse
 from django.utils.feedgenerator import Atom1Feed
@@ -22,7 +23,14 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
 from registry.namespaces import xrefs
-from registry.namespaces.checker import MAX_URNS, check_urns, split_lines
+from registry.namespaces.checker import (
+    MAX_URN_LENGTH,
+    MAX_URNS,
+    EquivalenceError,
+    check_urns,
+    equivalence,
+    split_lines,
+)
 from registry.namespaces.exports import (
     attach_version_facts,
     exported_namespaces,
@@ -90,6 +98,7 @@ def namespace_summary(request, ns: Namespace,
         "contact": [_reference(x) for x in ns.contact],
         "organisation": ns.organisation,
         "template_url": template_url(ns) or None,
+        "has_profile": bool(ns.profile),
         "url": links["url"](ns.nid),
         "api_url": links["api_url"](ns.nid),
     }
@@ -103,6 +112,7 @@ LIST_PARAMS = (
     Param("page", positive_integer, default="1", empty_is_default=False),
 )
 CHECK_PARAMS = (Param("urn", str, many=True),)
+EQUIVALENT_PARAMS = (Param("a", str), Param("b", str))
 
 
 @require_GET
@@ -157,6 +167,7 @@ def _namespace_detail(request, nid):
         return JsonResponse({"error": f"no namespace {nid[:64]!r}",
                              "did_you_mean": Namespace.objects.similar_to(nid)}, status=404)
     data = namespace_summary(request, ns)
+    data["profile"] = ns.profile or None
     data["versions"] = [
         {
             "version": v.number,
@@ -166,6 +177,7 @@ def _namespace_detail(request, nid):
             "published_at": v.published_at.isoformat(),
             "url": _absolute(request, v.get_absolute_url()),
             "template": {name: getattr(v, name) for name in TEXT_FIELDS},
+            "profile": json.loads(v.profile) if v.profile else None,
         }
         for v in ns.versions.order_by("number")
     ]
@@ -205,6 +217,48 @@ def _check(urns: list[str]) -> JsonResponse:
     if len(urns) > MAX_URNS:
         return JsonResponse({"error": f"at most {MAX_URNS} URNs per request"}, status=400)
     return JsonResponse({"results": check_urns(urns)})
+
+
+@require_GET
+def equivalent(request):
+    """GET ?a=URN&b=URN: URN-equivalence by RFC 8141 section 3.1 ("rfc8141_equivalent")
+    and by the namespace's own published rules too ("equivalent", section 3.2), with
+    the steps applied and where the registration states each."""
+    query = canonical_query(request, EQUIVALENT_PARAMS)
+    a, b = str(query.values["a"]), str(query.values["b"])
+    if not a or not b:
+        return JsonResponse({"error": "give two URNs: ?a=urn:isbn:0-395-36341-1"
+                                      "&b=URN:ISBN:0395363411"}, status=400)
+    if len(a) > MAX_URN_LENGTH or len(b) > MAX_URN_LENGTH:
+        return JsonResponse({"error": f"a URN here has at most {MAX_URN_LENGTH} characters"},
+                            status=400)
+
+    def build() -> JsonResponse:
+        limit(request, "api_check")
+        try:
+            return JsonResponse(equivalence(a, b))
+        except EquivalenceError as exc:
+            return JsonResponse({"error": str(exc), "which": exc.which}, status=400)
+
+    return public_document(request, build, query=query)
+
+
+@require_GET
+def profiles_json(request):
+    """Every published machine-readable profile, by NID: the export a validator or a
+    resolver loads once."""
+    def build() -> JsonResponse:
+        rows = Namespace.objects.exclude(profile={}).order_by(Lower("nid")).values_list(
+            "nid", "profile")
+        return JsonResponse({
+            "about": "Machine-readable profiles of URN namespaces (NSS syntax, check digits, "
+                     "lexical equivalence, examples, resolvers), each rule cited to the "
+                     "registration that states it.",
+            "api": _absolute(request, reverse("namespaces:api-schema")),
+            "profiles": {nid: profile for nid, profile in rows},
+        }, json_dumps_params={"indent": 1})
+
+    return public_document(request, build)
 
 
 def _posted_urns(request) -> list[str]:

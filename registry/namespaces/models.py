@@ -67,6 +67,11 @@ class Namespace(EventGuardedState):
     template_date = models.DateField(null=True, blank=True,
                                      help_text="The date written inside that template.")
     registry_note = models.TextField(blank=True)
+    profile = models.JSONField(
+        "machine-readable profile", default=dict, blank=True,
+        help_text="The published profile (registry.urns.profiles); {} when there is none. "
+                  "Written by namespace_set_profile() and by publishing a version.",
+    )
     # Search document of the current version, written by version_publish().
     organisation = models.CharField(max_length=300, blank=True, editable=False)
     search_text = models.TextField(blank=True, editable=False)

@@ -162,6 +162,128 @@ SCHEMAS: dict[str, dict] = {
 }
 
 
+# --- machine-readable namespace profiles (registry.urns.profiles) -------------
+# Kept in one block: the profile schema, what it adds to the namespace, version and
+# check schemas, and its three paths (PROFILE_PATHS).
+
+_CITED = {"type": "object", "properties": {"cite": STRING}}
+SCHEMAS["Profile"] = {
+    "type": "object",
+    "description": "A namespace's machine-readable profile: NSS syntax (ABNF or a regular "
+                   "expression), check-digit validators, lexical-equivalence steps, examples, "
+                   "counter-examples and https resolver URL templates, each citing the "
+                   "registration that states it.",
+    "properties": {
+        "syntax": {"type": "object", "properties": {"abnf": STRING, "regex": STRING,
+                                                    "cite": STRING}},
+        "validators": {"type": "array", "items": {"allOf": [_CITED, {
+            "type": "object", "required": ["name"], "properties": {"name": STRING}}]}},
+        "equivalence": {"type": "array", "items": {"allOf": [_CITED, {
+            "type": "object", "required": ["step"], "properties": {"step": STRING}}]}},
+        "examples": {"type": "array", "items": STRING},
+        "counter_examples": {"type": "array", "items": STRING},
+        "resolvers": {"type": "array", "items": {"allOf": [_CITED, {
+            "type": "object", "required": ["url"],
+            "properties": {"url": STRING, "name": STRING, "nss_prefix": STRING}}]}},
+    },
+    "additionalProperties": False,
+}
+SCHEMAS["NamespaceSummary"]["properties"]["has_profile"] = {"type": "boolean"}
+SCHEMAS["Version"]["properties"]["profile"] = _nullable({"$ref": "#/components/schemas/Profile"})
+SCHEMAS["NamespaceDetail"]["allOf"][1]["properties"]["profile"] = _nullable(
+    {"$ref": "#/components/schemas/Profile"})
+SCHEMAS["NSSError"] = {
+    "type": "object",
+    "required": ["rule", "offset", "message", "cite"],
+    "properties": {
+        "rule": {"type": "string", "description": "The ABNF rule or validator that failed."},
+        "offset": {"type": "integer", "minimum": 0,
+                   "description": "The character of the URN (from 0) where it failed."},
+        "message": STRING,
+        "cite": STRING,
+    },
+    "additionalProperties": False,
+}
+_VALID_RESULT = SCHEMAS["CheckResult"]["oneOf"][1]
+_VALID_RESULT["required"] += ["nss_valid", "nss_errors", "namespace_normal_form", "resolves_to"]
+_VALID_RESULT["properties"].update({
+    "nss_valid": {"type": ["boolean", "null"],
+                  "description": "By the namespace's profile; null when it has none."},
+    "nss_errors": {"type": "array", "items": {"$ref": "#/components/schemas/NSSError"}},
+    "namespace_normal_form": {"type": "string", "description": "RFC 8141 normalisation, "
+                              "then the namespace's own equivalence steps."},
+    "resolves_to": {"type": "array", "items": {
+        "type": "object", "required": ["name", "url"],
+        "properties": {"name": STRING, "url": URL}}},
+})
+SCHEMAS["Equivalence"] = {
+    "type": "object",
+    "required": ["a", "b", "equivalent", "rfc8141_equivalent", "steps"],
+    "properties": {
+        "a": STRING, "b": STRING,
+        "equivalent": {"type": "boolean",
+                       "description": "By RFC 8141 section 3.1 and the namespace's own rules."},
+        "rfc8141_equivalent": {"type": "boolean", "description": "By RFC 8141 section 3.1."},
+        "namespace_normal_forms": {"type": "array", "items": STRING},
+        "rfc8141_normal_forms": {"type": "array", "items": STRING},
+        "has_profile": {"type": "boolean"},
+        "steps": {"type": "array", "items": {
+            "type": "object", "required": ["step", "description", "cite"],
+            "properties": {"step": STRING, "description": STRING, "cite": STRING}}},
+    },
+}
+SCHEMAS["ProfilesExport"] = {
+    "type": "object",
+    "required": ["profiles"],
+    "properties": {"about": STRING, "api": URL, "profiles": {
+        "type": "object", "additionalProperties": {"$ref": "#/components/schemas/Profile"}}},
+}
+_URN_PARAM = {"in": "query", "required": True, "schema": STRING}
+PROFILE_PATHS: dict[str, dict] = {
+    "/api/equivalent": {
+        "get": {
+            "operationId": "equivalentUrns",
+            "summary": "Whether two URNs are equivalent, by RFC 8141 and by their namespace.",
+            "parameters": [{"name": "a", **_URN_PARAM}, {"name": "b", **_URN_PARAM}],
+            "responses": {
+                "200": {"description": "The answer and the steps applied.",
+                        "content": {"application/json": {
+                            "schema": {"$ref": "#/components/schemas/Equivalence"}}}},
+                "400": {"description": "A missing or malformed URN.",
+                        "content": {"application/json": {
+                            "schema": {"$ref": "#/components/schemas/Error"}}}},
+            },
+        },
+    },
+    "/profiles.json": {
+        "get": {
+            "operationId": "listProfiles",
+            "summary": "Every published machine-readable profile, by NID.",
+            "responses": {"200": {"description": "The profiles.", "content": {
+                "application/json": {"schema": {
+                    "$ref": "#/components/schemas/ProfilesExport"}}}}},
+        },
+    },
+    "/resolve/{urn}": {
+        "get": {
+            "operationId": "resolveUrn",
+            "summary": "Send the client to the namespace's resolver for this URN.",
+            "parameters": [{"name": "urn", "in": "path", "required": True, "schema": STRING}],
+            "responses": {
+                "303": {"description": "The one resolver (Location).", "headers": {
+                    "Location": {"schema": URL}}},
+                "200": {"description": "An HTML page listing several resolvers.",
+                        "content": {"text/html": {"schema": STRING}}},
+                "400": {"description": "Not a URN.", "content": {"text/html": {
+                    "schema": STRING}}},
+                "404": {"description": "The namespace declares no resolver for it.",
+                        "content": {"text/html": {"schema": STRING}}},
+            },
+        },
+    },
+}
+
+
 def _json(ref: str) -> dict:
     return {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}}
 
@@ -315,6 +437,6 @@ def openapi_document(site_url: str) -> dict:
                     },
                 },
             },
-        },
+        } | PROFILE_PATHS,
         "components": {"schemas": SCHEMAS},
     }

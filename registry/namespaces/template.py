@@ -106,6 +106,16 @@ class TemplateFields(models.Model):
             "MUST), noting changes in the underlying technology or management processes."
         ),
     )
+    profile = models.TextField(
+        "machine-readable profile", blank=True,
+        help_text=(
+            "Optional: the Syntax, Validation, equivalence and Resolution rules above as JSON: "
+            "an ABNF (or regular-expression) NSS syntax, check-digit validators, lexical-"
+            "equivalence steps, examples that must pass and counter-examples that must fail, "
+            "and https resolver URL templates, each citing where the template says so. The "
+            "registered namespaces' profiles, in /profiles.json, are worked examples."
+        ),
+    )
 
     class Meta:
         abstract = True
@@ -156,8 +166,14 @@ def field_label(name: str) -> str:
     return str(field.verbose_name).capitalize()
 
 
+# The machine-readable profile travels with the text fields (request, rounds, versions)
+# but is JSON, not prose: it is not in TEXT_FIELDS nor in the plain-text template.
+PROFILE_FIELD = "profile"
+TEMPLATE_FIELDS: tuple[str, ...] = (*TEXT_FIELDS, PROFILE_FIELD)
+
+
 def template_values(obj) -> dict[str, str]:
-    return {name: getattr(obj, name) for name in TEXT_FIELDS}
+    return {name: getattr(obj, name) for name in TEMPLATE_FIELDS}
 
 
 def missing_fields(values: dict[str, str], *, fast_track: bool, revision: bool) -> list[str]:

@@ -25,5 +25,9 @@ urlpatterns = [
     path("api/namespaces/", api.namespaces_list, name="api-list"),
     path("api/namespaces/<str:nid>/", api.namespace_detail, name="api-detail"),
     path("api/check", api.check, name="api-check"),
+    path("api/equivalent", api.equivalent, name="api-equivalent"),
+    path("profiles.json", api.profiles_json, name="profiles-json"),
+    path("resolve/", views.resolve, name="resolve-query"),
+    path("resolve/<path:urn>", views.resolve, name="resolve"),
     path("api/schema", api.openapi_schema, name="api-schema"),
 ]

@@ -13,7 +13,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from registry.namespaces.checker import MAX_URNS, check_urns, split_lines
+from registry.namespaces.checker import MAX_URN_LENGTH, MAX_URNS, check_urns, split_lines
 from registry.namespaces.forms import SearchForm
 from registry.namespaces.models import Namespace
 from registry.namespaces.presentation import (
@@ -23,6 +23,7 @@ from registry.namespaces.presentation import (
     pick_pair,
     registry_rows,
 )
+from registry.namespaces.profiles import compiled, profile_presentation
 from registry.namespaces.public_cache import current_generation, public_document, public_page
 from registry.namespaces.query_params import (
     BadParameter,
@@ -37,6 +38,7 @@ from registry.namespaces.query_params import (
 from registry.namespaces.querysets import nid_from_query
 from registry.namespaces.template import SECTIONS, render_text, template_values
 from registry.protection import limit, limited
+from registry.urns import URNSyntaxError, parse
 
 PAGE_SIZE = 250
 HISTORY_ON_PAGE = 20
@@ -219,6 +221,7 @@ def _namespace_context(namespace: Namespace) -> dict:
     visitor, so cached; the holder's actions are a slot rendered per visitor."""
     return {
         "namespace": namespace,
+        "profile": profile_presentation(namespace.profile, namespace.nid),
         "sections": SECTIONS,
         "events": namespace.events.select_related("version")[:HISTORY_ON_PAGE],
         **_review_context(namespace),
@@ -367,8 +370,50 @@ def check(request):
             result["before"] = result["urn"][:offset]
             result["bad"] = result["urn"][offset:offset + 1] or "␄"
             result["after"] = result["urn"][offset + 1:offset + 200]
+        for error in result.get("nss_errors", []):
+            offset = error["offset"]
+            error["before"] = result["urn"][:offset]
+            error["bad"] = result["urn"][offset:offset + 1] or "␄"
+            error["after"] = result["urn"][offset + 1:offset + 200]
     return render(request, "namespaces/check.html", {
         "text": text, "results": results, "truncated": len(lines) > MAX_URNS,
         "max_urns": MAX_URNS,
     })
 
+
+
+@require_GET
+@limited("api_check")
+def resolve(request, urn: str = ""):
+    """/resolve/<urn> or /resolve/?urn=: 303 to the one resolver the namespace's
+    published profile gives for this URN, a page listing them when it gives several,
+    404 when it gives none. Only URLs built from a published profile are ever a
+    Location (https, a fixed host, the NSS percent-encoded): never an open redirect."""
+    text = urn or request.GET.get("urn", "")
+    context: dict[str, Any] = {"urn": text[:MAX_URN_LENGTH], "resolvers": []}
+    if not text:
+        return render(request, "namespaces/resolve.html", context, status=400)
+    try:
+        parsed = parse(text) if len(text) <= MAX_URN_LENGTH else None
+    except URNSyntaxError as exc:
+        parsed = None
+        context["error"] = f"{exc.reason} (at character {exc.offset + 1})"
+    if parsed is None:
+        context.setdefault("error", f"longer than {MAX_URN_LENGTH} characters")
+        return render(request, "namespaces/resolve.html", context, status=400)
+    namespace = Namespace.objects.by_nid(parsed.nid).first()
+    context["namespace"] = namespace
+    profile = compiled(namespace.profile, namespace.nid) if namespace else None
+    errors = profile.check_nss(parsed.nss) if profile and profile.judges_validity else []
+    if errors:  # a resolver is for the namespace's URNs, not for anything after its NID
+        context["invalid"] = errors[0]
+        return render(request, "namespaces/resolve.html", context, status=404)
+    resolvers = profile.resolve(parsed) if profile else []
+    context["resolvers"] = resolvers
+    context["declares_any"] = bool(profile and profile.resolvers)
+    if len(resolvers) == 1:
+        response = HttpResponse(status=303)
+        response["Location"] = resolvers[0][1]
+        return response
+    return render(request, "namespaces/resolve.html", context,
+                  status=200 if resolvers else 404)

@@ -26,11 +26,12 @@ from registry.accounts.models import User
 from registry.namespaces.actions import (
     RegistryError,
     namespace_register,
+    profile_text,
     registry_changed,
     version_publish,
 )
 from registry.namespaces.models import Namespace, TemplateVersion
-from registry.namespaces.template import TEXT_FIELDS
+from registry.namespaces.template import PROFILE_FIELD, TEMPLATE_FIELDS, TEXT_FIELDS
 from registry.review import mails, workflow
 from registry.review.inbound import ParsedMail
 from registry.review.inbound import parse as parse_mail
@@ -98,7 +99,7 @@ def _queue_comment_mails(comment: Comment, request: RegistrationRequest) -> None
 
 
 def _clean_values(values: dict[str, str]) -> dict[str, str]:
-    return {name: values.get(name, "") or "" for name in TEXT_FIELDS if name in values}
+    return {name: values.get(name, "") or "" for name in TEMPLATE_FIELDS if name in values}
 
 
 @transaction.atomic
@@ -114,6 +115,9 @@ def request_create(*, actor: User, kind: str = Namespace.Kind.FORMAL, proposed_n
             raise problem
         current = revises.current_version()
         start = {name: getattr(current, name) for name in TEXT_FIELDS} if current else {}
+        # The published profile is carried forward (a namespace imported without
+        # template text may still have one).
+        start[PROFILE_FIELD] = profile_text(revises.profile)
         start["revision_information"] = ""
         start.update(_clean_values(values or {}))
         values = start

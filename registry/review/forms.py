@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, cast
 
 from crispy_forms.helper import FormHelper
@@ -13,6 +14,7 @@ from django.http import QueryDict
 from registry.namespaces.models import Namespace
 from registry.namespaces.template import (
     FIELD_MAX_CHARS,
+    PROFILE_FIELD,
     REQUIRED_FIELDS,
     SECTIONS,
     SINGLE_LINE_FIELDS,
@@ -22,6 +24,7 @@ from registry.review.models import Comment, RegistrationRequest
 from registry.review.validation import nid_problems
 from registry.templates_text import MAX_BYTES, ParsedTemplate, TemplateTextError, parse_template
 from registry.text_policy import TextPolicyForm
+from registry.urns.profiles import profile_problems
 
 NID_INPUT_MAX = 64
 FAST_TRACK_REFUSAL = (
@@ -48,9 +51,11 @@ class RequestForm(TextPolicyForm, forms.ModelForm):
 
     class Meta:
         model = RegistrationRequest
-        fields = ["kind", "proposed_nid", "fast_track", *TEXT_FIELDS]
+        fields = ["kind", "proposed_nid", "fast_track", *TEXT_FIELDS, PROFILE_FIELD]
         widgets = {
             "kind": forms.RadioSelect,
+            PROFILE_FIELD: forms.Textarea(attrs={"rows": 12, "class": "font-monospace",
+                                                 "spellcheck": "false"}),
             **{name: forms.Textarea(attrs={"rows": 4}) for name in TEXT_FIELDS
                if name not in SINGLE_LINE_FIELDS},
         }
@@ -68,7 +73,7 @@ class RequestForm(TextPolicyForm, forms.ModelForm):
         self.submitting = submitting
         self.registrant = registrant
         self.revision = revision
-        for name in TEXT_FIELDS:
+        for name in (*TEXT_FIELDS, PROFILE_FIELD):
             field = cast(forms.CharField, self.fields[name])  # the template's text fields
             if not getattr(field, "max_length", None):
                 field.max_length = FIELD_MAX_CHARS
@@ -104,7 +109,32 @@ class RequestForm(TextPolicyForm, forms.ModelForm):
             if not fields:
                 continue
             body.append(Fieldset(section.title, *fields))
+        body.append(Fieldset("Machine-readable profile (optional)", PROFILE_FIELD))
         return Layout(*head, *body, "edit_version")
+
+    def _profile_nid(self) -> str | None:
+        """The NID the profile's examples must use (None while it is not known)."""
+        if self.revision and self.instance.revises_id:
+            return self.instance.revises.nid
+        kind = self.data.get(self.add_prefix("kind"), self.initial.get("kind"))
+        nid = (self.data.get(self.add_prefix("proposed_nid")) or "").strip()
+        return nid if kind == Namespace.Kind.FORMAL and nid else None
+
+    def clean_profile(self):
+        """Refuse a profile that is not sound, at the field: an example that fails
+        its own syntax, a step or validator outside the closed sets, a resolver that
+        is not https. What was typed stays in the field."""
+        text = (self.cleaned_data.get(PROFILE_FIELD) or "").strip()
+        if not text:
+            return ""
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise forms.ValidationError(f"The profile is not JSON: {exc}") from None
+        problems = profile_problems(data, self._profile_nid())
+        if problems:
+            raise forms.ValidationError([f"{field}: {message}" for field, message in problems])
+        return text
 
     def clean_proposed_nid(self):
         nid = self.cleaned_data.get("proposed_nid", "").strip()

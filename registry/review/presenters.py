@@ -10,6 +10,7 @@ and the mail log (experts and staff only)."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth import get_user_model
@@ -20,6 +21,7 @@ from django.utils import timezone
 from registry.namespaces.advice import nid_warnings
 from registry.namespaces.models import Namespace
 from registry.namespaces.presentation import field_diffs, pick_pair
+from registry.namespaces.profiles import profile_presentation
 from registry.namespaces.template import SECTIONS, template_values
 from registry.review import workflow
 from registry.review.forms import CommentForm, StandardisationForm, TransitionForm
@@ -123,13 +125,28 @@ def round_diffs(query: QueryDict, rounds: list[Round]) -> Context:
                           for r in (a, b)]}
 
 
+def proposed_profile(text: str, registration_request: RegistrationRequest) -> dict | None:
+    """The profile a request proposes, checked as the form checked it (experts see
+    its examples pass or fail)."""
+    if not text.strip():
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        return {"problems": [("profile", f"not JSON: {exc}")]}
+    nid = (registration_request.revises.nid if registration_request.revises_id
+           and registration_request.revises else registration_request.proposed_nid or None)
+    return profile_presentation(data, nid)
+
+
 def template_panel(registration_request: RegistrationRequest, query: QueryDict) -> Context:
     """The template as last submitted (the working copy before submission), its
     rounds, and what changed between two of them."""
     rounds = list(registration_request.rounds.order_by("-number"))
     shown = rounds[0] if rounds else registration_request
     context: Context = {"shown": shown, "shown_values": template_values(shown),
-                        "sections": SECTIONS, "rounds": rounds}
+                        "sections": SECTIONS, "rounds": rounds,
+                        "profile": proposed_profile(shown.profile, registration_request)}
     if len(rounds) >= 2:
         context["round_diffs"] = round_diffs(query, rounds)
     return context

@@ -23,7 +23,7 @@ from registry.namespaces.models import Namespace
 from registry.namespaces.presentation import field_diffs
 from registry.namespaces.public_cache import public_page
 from registry.namespaces.querysets import plausible_text
-from registry.namespaces.template import TEXT_FIELDS, render_text, template_values
+from registry.namespaces.template import TEMPLATE_FIELDS, TEXT_FIELDS, render_text, template_values
 from registry.protection import limited
 from registry.review import actions, workflow
 from registry.review.forms import (
@@ -215,7 +215,7 @@ def _save(request, registration_request: RegistrationRequest | None):
         return render(request, "review/request_form.html",
                       _form_context(registration_request, form), status=400)
     data = form.cleaned_data
-    values = {name: data[name] for name in TEXT_FIELDS if name in data}
+    values = {name: data[name] for name in TEMPLATE_FIELDS if name in data}
     move = None
     try:
         if registration_request is None:

@@ -42,7 +42,8 @@ def test_the_schema_is_a_valid_openapi_31_document(document):
 
     routes = {path_template(str(p.pattern)) for p in urlpatterns
               if str(p.pattern).startswith("api/")}
-    assert set(document["paths"]) == routes
+    # and the JSON documents outside /api/ that the profiles give.
+    assert set(document["paths"]) == routes | {"/profiles.json", "/resolve/{urn}"}
 
 
 @pytest.fixture
@@ -66,6 +67,12 @@ def registered(registry, staff, registrant):
     ("/api/namespaces/isbm/", 404),
     ("/api/check?urn=urn:isbn:0451450523&urn=urn:x:&urn=URN:APITEST:a?=q#f", 200),
     ("/api/check", 400),
+    ("/api/namespaces/isbn/", 200),
+    ("/api/check?urn=urn:isbn:0451450524&urn=urn:uuid:F81D4FAE-7DEC-11D0-A765-00A0C91E6BF6", 200),
+    ("/api/equivalent?a=urn:isbn:0-395-36341-1&b=URN:ISBN:0395363411", 200),
+    ("/api/equivalent?a=urn:isbn:0-395-36341-1&b=isbn", 400),
+    ("/api/equivalent?a=urn:isbn:1", 400),
+    ("/profiles.json", 200),
 ])
 def test_real_responses_match_the_schema(client, document, registered, url, status):
     assert_valid(document, client.get(url), status)

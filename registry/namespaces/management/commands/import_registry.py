@@ -9,6 +9,10 @@ fixtures/iana-urn-namespaces.json. Without PATH the command reads
 fixtures/iana/. The whole file is checked first and imported in one transaction:
 anything it cannot import stops it with the file, the record and the reason, and
 nothing is stored. Template text that is not in the source stays empty.
+
+Then the machine-readable profiles shipped in fixtures/profiles.json are
+published on the namespaces they belong to that have none yet (``--no-profiles``
+skips this), each through namespace_set_profile(), so each is in its history.
 """
 
 from __future__ import annotations
@@ -19,8 +23,10 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from registry.namespaces import sync
+from registry.namespaces.actions import RegistryError
 from registry.namespaces.iana import SourceError
 from registry.namespaces.models import Namespace
+from registry.namespaces.profiles import import_shipped_profiles
 
 DEFAULT_SOURCES = (
     settings.BASE_DIR.parent / "shared" / "data" / "iana" / "urn-namespaces.xml",
@@ -33,8 +39,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("path", nargs="?", help="XML or JSON file; see the module docstring")
+        parser.add_argument("--no-profiles", action="store_true",
+                            help="do not publish the profiles of fixtures/profiles.json")
 
-    def handle(self, *args, path=None, **options):
+    def handle(self, *args, path=None, no_profiles=False, **options):
         source = path or next((str(p) for p in DEFAULT_SOURCES if p.exists()),
                               str(DEFAULT_SOURCES[-1]))
         if not Path(source).is_file():
@@ -53,3 +61,12 @@ class Command(BaseCommand):
             f"{len(snapshot.records) - formal} informal rows ({new} new, {changed} changed, "
             f"{len(snapshot.records) - new - changed} unchanged), {len(snapshot.people)} people."
         ))
+        if no_profiles:
+            return
+        try:
+            published = import_shipped_profiles()
+        except RegistryError as exc:
+            raise CommandError(f"The registry is imported; its profiles are not: {exc}") from None
+        if published:
+            self.stdout.write(f"Published {len(published)} machine-readable profiles: "
+                              + ", ".join(published) + ".")

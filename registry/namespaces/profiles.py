@@ -1,0 +1,125 @@
+"""Namespace profiles in the registry: the ones shipped for the registered
+namespaces (fixtures/profiles.json), and the compiled profile of a namespace.
+
+The rules themselves are in registry.urns.profiles (no Django there); a profile
+is published by ``namespace_set_profile`` or with a template version
+(registry.namespaces.actions), so its history is the namespace's history.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+
+from registry.namespaces.actions import RegistryError, namespace_set_profile
+from registry.namespaces.models import Namespace
+from registry.urns import URNSyntaxError, parse
+from registry.urns.profiles import (
+    STEPS,
+    VALIDATORS,
+    Profile,
+    ProfileError,
+    compile_profile,
+    profile_problems,
+)
+
+SHIPPED_PROFILES = settings.BASE_DIR / "fixtures" / "profiles.json"
+MAX_PROFILES_BYTES = 2_000_000
+
+
+def shipped_profiles(path: Path = SHIPPED_PROFILES) -> dict[str, dict[str, Any]]:
+    """NID (lower case) -> profile, from a file in the layout of fixtures/profiles.json."""
+    if path.stat().st_size > MAX_PROFILES_BYTES:
+        raise RegistryError(f"{path} is larger than {MAX_PROFILES_BYTES} bytes.")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise RegistryError(f"{path} is not JSON: {exc}") from None
+    profiles = data.get("profiles") if isinstance(data, dict) else None
+    if not isinstance(profiles, dict):
+        raise RegistryError(f'{path} has no "profiles" object.')
+    return {str(nid).lower(): profile for nid, profile in profiles.items()}
+
+
+def import_shipped_profiles(path: Path = SHIPPED_PROFILES, *, actor: Any = None) -> list[str]:
+    """Publish each shipped profile on its namespace, through ``namespace_set_profile``
+    (one history event each). A namespace that already has a profile keeps it: from
+    then on its profile changes with its template (a revision) or by IANA staff, and a
+    re-run never undoes that. Returns the NIDs given a profile."""
+    published = []
+    profiles = shipped_profiles(path)
+    for namespace in Namespace.objects.filter(nid__lower__in=list(profiles)).order_by("nid"):
+        if namespace.profile:
+            continue
+        namespace_set_profile(
+            namespace=namespace, profile=profiles[namespace.nid.lower()], actor=actor,
+            reason=f"Machine-readable profile shipped with the registry ({path.name}); each "
+                   "rule cites the registration that states it.",
+        )
+        published.append(namespace.nid)
+    return published
+
+
+def compiled(namespace_profile: dict[str, Any], nid: str) -> Profile | None:
+    """The compiled form of a published profile; None when there is none (or, which
+    the actions never let happen, when it does not compile)."""
+    if not namespace_profile:
+        return None
+    try:
+        return compile_profile(namespace_profile, nid)
+    except ProfileError:
+        return None
+
+
+def profile_presentation(data: object, nid: str | None) -> dict[str, Any] | None:
+    """What a page shows of a profile: its rules with what each means and where the
+    registration says so, and each example checked against the profile itself. For a
+    proposed profile that is not sound, ``problems`` says why (experts see the same
+    check the form made)."""
+    if not data:
+        return None
+    problems = profile_problems(data, nid)
+    if not isinstance(data, dict):
+        return {"problems": problems}
+    profile = None if problems else compile_profile(data, nid)
+    syntax = data.get("syntax") if isinstance(data.get("syntax"), dict) else None
+    kind = next((k for k in ("abnf", "regex") if syntax and k in syntax), "")
+
+    def examples(key: str) -> list[dict[str, Any]]:
+        shown = []
+        for text in data.get(key, []) if isinstance(data.get(key), list) else []:
+            if not isinstance(text, str):
+                continue
+            entry: dict[str, Any] = {"urn": text, "errors": [], "normal_form": ""}
+            if profile is not None:
+                try:
+                    urn = parse(text)
+                except URNSyntaxError:
+                    continue
+                entry["errors"] = profile.check_nss(urn.nss)
+                entry["normal_form"] = profile.normal_form(urn)
+                entry["resolves_to"] = profile.resolve(urn)
+            shown.append(entry)
+        return shown
+
+    def entries(key: str) -> list[dict[str, Any]]:
+        value = data.get(key)
+        return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+    return {
+        "problems": problems,
+        "syntax": {"kind": kind.upper(), "text": syntax[kind], "cite": syntax.get("cite", "")}
+        if kind and syntax else None,
+        "validators": [{"name": v.get("name"), "cite": v.get("cite", ""),
+                        "description": VALIDATORS.get(str(v.get("name")), ("",))[0]}
+                       for v in entries("validators")],
+        "steps": [{"name": s.get("step"), "cite": s.get("cite", ""),
+                   "description": STEPS.get(str(s.get("step")), ("",))[0]}
+                  for s in entries("equivalence")],
+        "examples": examples("examples"),
+        "counter_examples": examples("counter_examples"),
+        "resolvers": entries("resolvers"),
+    }

@@ -1,0 +1,455 @@
+"""Namespace profiles: what a namespace's registration says about its NSS, in a
+form a program can act on (RFC 8141 sections 2, 3.2 and 6.4.2).
+
+A profile is plain JSON, kept with the registration template::
+
+    {
+      "syntax": {"abnf": "nss = ...", "cite": "RFC 3187 section 2"},   # or "regex"
+      "validators": [{"name": "isbn", "cite": "..."}],                  # VALIDATORS
+      "equivalence": [{"step": "remove-hyphens", "cite": "..."}],      # STEPS
+      "examples": ["urn:isbn:0-395-36341-1"],
+      "counter_examples": ["urn:isbn:0-395-36341-2"],
+      "resolvers": [{"url": "https://example.org/{nss}", "name": "...",
+                     "nss_prefix": "", "cite": "..."}]
+    }
+
+``profile_problems()`` says what is wrong with one (each problem at its field);
+``compile_profile()`` turns a sound one into a :class:`Profile` that checks an
+NSS (``check_nss``), gives the namespace's normal form (``normal_form``) and the
+resolver URLs (``resolve``). Every vocabulary is closed: a validator or a step
+that is not in the tables below is refused, never guessed at.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from registry.urns.grammar import Grammar, GrammarError, compile_syntax, describe_chars
+from registry.urns.syntax import URN, URNSyntaxError, parse
+
+MAX_EXAMPLES = 20
+MAX_RESOLVERS = 10
+MAX_STEPS = 10
+MAX_VALIDATORS = 5
+MAX_CITE = 300
+MAX_URL = 500
+PROFILE_KEYS = ("syntax", "validators", "equivalence", "examples", "counter_examples",
+                "resolvers")
+
+
+@dataclass(frozen=True, slots=True)
+class NSSError:
+    """Why an NSS does not fit its namespace's profile. ``offset`` indexes the NSS."""
+
+    rule: str
+    offset: int
+    message: str
+    cite: str = ""
+
+    def as_dict(self, *, base: int = 0) -> dict[str, Any]:
+        return {"rule": self.rule, "offset": base + self.offset, "message": self.message,
+                "cite": self.cite}
+
+
+# --- validators: check digits the registered namespaces use ------------------
+
+
+
+def _digits(nss: str) -> str:
+    """The last colon-separated part of the NSS without its hyphens."""
+    return nss.rpartition(":")[2].replace("-", "")
+
+
+def _isbn10(code: str) -> str | None:
+    if len(code) != 10 or not code[:9].isdigit() or code[9] not in "0123456789Xx":
+        return "an ISBN-10 has nine digits and a check digit (0-9 or X)"
+    total = sum((10 - i) * int(c) for i, c in enumerate(code[:9]))
+    check = (11 - total % 11) % 11
+    given = 10 if code[9] in "Xx" else int(code[9])
+    if given != check:
+        return (f"the ISBN-10 check digit is {code[9]}, but the digits before it give "
+                f"{'X' if check == 10 else check} (modulus 11)")
+    return None
+
+
+def _isbn13(code: str) -> str | None:
+    if len(code) != 13 or not code.isdigit():
+        return "an ISBN-13 has thirteen digits"
+    if code[:3] not in ("978", "979"):
+        return "an ISBN-13 starts with 978 or 979"
+    total = sum(int(c) * (3 if i % 2 else 1) for i, c in enumerate(code[:12]))
+    check = (10 - total % 10) % 10
+    if int(code[12]) != check:
+        return (f"the ISBN-13 check digit is {code[12]}, but the digits before it give "
+                f"{check} (modulus 10)")
+    return None
+
+
+def _isbn(nss: str) -> str | None:
+    code = _digits(nss)
+    if len(code) == 13:
+        return _isbn13(code)
+    if len(code) == 10:
+        return _isbn10(code)
+    return f"an ISBN has 10 or 13 digits, not {len(code)}"
+
+
+def _issn(nss: str) -> str | None:
+    code = _digits(nss)
+    if len(code) != 8 or not code[:7].isdigit() or code[7] not in "0123456789Xx":
+        return "an ISSN has seven digits and a check digit (0-9 or X)"
+    total = sum((8 - i) * int(c) for i, c in enumerate(code[:7]))
+    check = (11 - total % 11) % 11
+    given = 10 if code[7] in "Xx" else int(code[7])
+    if given != check:
+        return (f"the ISSN check digit is {code[7]}, but the digits before it give "
+                f"{'X' if check == 10 else check} (modulus 11)")
+    return None
+
+
+def _luhn(nss: str) -> str | None:
+    code = _digits(nss)
+    if not code.isdigit() or len(code) < 2:
+        return "the Luhn check needs digits"
+    total = 0
+    for i, c in enumerate(reversed(code)):
+        d = int(c) * (2 if i % 2 else 1)
+        total += d - 9 if d > 9 else d
+    if total % 10:
+        return f"the check digit {code[-1]} fails the Luhn check (ISO/IEC 7812-1)"
+    return None
+
+
+# name -> (what it checks, the function). Each reads the NSS's last colon-separated part
+# with hyphens removed, so that "urn:gsma:imei:35-209900-176148-1" checks the IMEI.
+VALIDATORS: dict[str, tuple[str, Callable[[str], str | None]]] = {
+    "isbn": ("ISBN-10 (modulus 11, X for 10) or ISBN-13 (978/979, modulus 10) check digit",
+             _isbn),
+    "isbn-10": ("ISBN-10 check digit (modulus 11, X for 10)", lambda n: _isbn10(_digits(n))),
+    "isbn-13": ("ISBN-13 check digit (978/979, modulus 10)", lambda n: _isbn13(_digits(n))),
+    "issn": ("ISSN check digit (modulus 11, X for 10)", _issn),
+    "luhn": ("Luhn check digit (IMEI and other ISO/IEC 7812 numbers)", _luhn),
+}
+
+
+# --- equivalence steps --------------------------------------------------------
+
+_PCT = re.compile(r"%[0-9A-Fa-f]{2}")
+
+
+def _outside_pct(nss: str, fn: Callable[[str], str]) -> str:
+    """Apply ``fn`` to the NSS but not to its percent-encodings (kept upper case)."""
+    if "%" not in nss:
+        return fn(nss)
+    parts = []
+    last = 0
+    for m in _PCT.finditer(nss):
+        parts.append(fn(nss[last:m.start()]))
+        parts.append(m.group().upper())
+        last = m.end()
+    parts.append(fn(nss[last:]))
+    return "".join(parts)
+
+
+_HEX_LOWER = str.maketrans("ABCDEF", "abcdef")
+
+
+def _prefix_lower(nss: str) -> str:
+    head, sep, tail = nss.partition("-")
+    return head.lower() + sep + tail
+
+
+# name -> (what it does, the function on the NSS; the scheme and NID are already lower case)
+STEPS: dict[str, tuple[str, Callable[[str], str]]] = {
+    "case-insensitive-nss": ("compare the NSS case-insensitively (lower-case it)",
+                             lambda nss: _outside_pct(nss, str.lower)),
+    "case-insensitive-urn": ("compare the whole URN case-insensitively (lower-case it)",
+                             lambda nss: _outside_pct(nss, str.lower)),
+    "case-insensitive-prefix": (
+        "compare the NSS up to its first hyphen (a prefix such as a country code) "
+        "case-insensitively", lambda nss: _outside_pct(nss, _prefix_lower) if "%" in
+        nss.partition("-")[0] else _prefix_lower(nss)),
+    "remove-hyphens": ("remove every hyphen from the NSS", lambda nss: nss.replace("-", "")),
+    "uppercase-x": ("upper-case the letter x (a check character) in the NSS",
+                    lambda nss: _outside_pct(nss, lambda s: s.replace("x", "X"))),
+    "lowercase-hex": ("lower-case the hexadecimal digits A-F in the NSS",
+                      lambda nss: _outside_pct(nss, lambda s: s.translate(_HEX_LOWER))),
+}
+
+# --- resolvers ----------------------------------------------------------------
+
+RESOLVER_VARIABLES = {
+    "urn": "the URN, urn:NID:NSS (RFC 8141 normal form, no r-, q- or f-component)",
+    "nss": "the NSS",
+    "rest": "the NSS after the resolver's nss_prefix",
+}
+_VARIABLE = re.compile(r"\{([a-z_]+)\}")
+_HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+                   r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+(?::[0-9]{1,5})?")
+# Inserted values are percent-encoded: "/" and "%" always, so a value can never leave
+# the path segment or the query value it is put in, nor change the host.
+_SAFE = "!$&'()*+,;=:@-._~"
+
+
+def _url_problem(template: str) -> str | None:
+    if not isinstance(template, str) or not template:
+        return "a resolver needs a URL template"
+    if len(template) > MAX_URL:
+        return f"a resolver URL is at most {MAX_URL} characters"
+    if not template.startswith("https://"):
+        return "a resolver URL starts with https://"
+    if re.search(r"[\s<>\"\\^`|]", template):
+        return "a resolver URL cannot contain spaces or <>\"\\^`|"
+    authority = template[len("https://"):].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+    if "{" in authority or "}" in authority:
+        return "the host of a resolver URL is fixed; a variable may only follow it"
+    if not _HOST.fullmatch(authority):
+        return f'"{authority}" is not a host name'
+    unknown = [v for v in _VARIABLE.findall(template) if v not in RESOLVER_VARIABLES]
+    if unknown:
+        return (f"unknown variable {{{unknown[0]}}}; use "
+                + ", ".join(f"{{{v}}}" for v in RESOLVER_VARIABLES))
+    if _VARIABLE.sub("", template).count("{") or _VARIABLE.sub("", template).count("}"):
+        return "braces in a resolver URL surround a variable name"
+    if not _VARIABLE.search(template):
+        return "a resolver URL inserts the URN: use {urn}, {nss} or {rest}"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Resolver:
+    url: str
+    name: str
+    nss_prefix: str
+    cite: str
+
+    def applies(self, nss: str) -> bool:
+        return nss[:len(self.nss_prefix)].lower() == self.nss_prefix.lower()
+
+    def url_for(self, urn: URN) -> str:
+        nss = urn.nss
+        values = {"urn": f"urn:{urn.nid.lower()}:{nss}", "nss": nss,
+                  "rest": nss[len(self.nss_prefix):]}
+        return _VARIABLE.sub(lambda m: quote(values[m.group(1)], safe=_SAFE), self.url)
+
+
+# --- the profile ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Profile:
+    data: dict[str, Any]
+    grammar: Grammar | None
+    syntax_kind: str
+    syntax_cite: str
+    validators: tuple[tuple[str, str], ...]  # (name, cite)
+    steps: tuple[tuple[str, str], ...]       # (name, cite)
+    resolvers: tuple[Resolver, ...]
+
+    @property
+    def judges_validity(self) -> bool:
+        return self.grammar is not None or bool(self.validators)
+
+    def check_nss(self, nss: str) -> list[NSSError]:
+        """What is wrong with ``nss`` by this profile ([] when it fits)."""
+        if self.grammar is not None and not self.grammar.matches(nss):
+            miss = self.grammar.mismatch(nss)
+            offset = miss.offset if miss else 0
+            rules = miss.rules if miss else ()
+            rule = rules[0] if rules else "nss"
+            expected = describe_chars(miss.expected) if miss else "another character"
+            if offset < len(nss):
+                what = f"character {offset + 1} ({nss[offset]!r})"
+            else:
+                what = "the NSS ends too early:"
+                expected = f"expected {expected}"
+            where = " / ".join(f'"{r}"' for r in rules) or '"nss"'
+            message = (f"{what} does not fit the rule {where} of the {self.syntax_kind.upper()} "
+                       f"syntax; expected {expected}" if offset < len(nss) else
+                       f"{what} the rule {where} of the {self.syntax_kind.upper()} syntax "
+                       f"{expected}")
+            return [NSSError(rule, offset, message, self.syntax_cite)]
+        errors = []
+        for name, cite in self.validators:
+            problem = VALIDATORS[name][1](nss)
+            if problem:
+                errors.append(NSSError(name, max(len(nss) - 1, 0), problem, cite))
+        return errors
+
+    def normal_form(self, urn: URN) -> str:
+        """RFC 8141 section 3.1 normalisation, then this namespace's own steps (3.2)."""
+        nss = urn.nss
+        if "%" in nss:
+            nss = _PCT.sub(lambda m: m.group().upper(), nss)
+        for name, _ in self.steps:
+            nss = STEPS[name][1](nss)
+        return f"urn:{urn.nid.lower()}:{nss}"
+
+    def resolve(self, urn: URN) -> list[tuple[str, str]]:
+        """(name, URL) of each resolver that takes this URN."""
+        return [(r.name, r.url_for(urn)) for r in self.resolvers if r.applies(urn.nss)]
+
+
+class ProfileError(ValueError):
+    def __init__(self, problems: list[tuple[str, str]]) -> None:
+        super().__init__("; ".join(f"{field}: {message}" for field, message in problems))
+        self.problems = problems
+
+
+def _cite(entry: dict[str, Any], *, required: bool) -> str | None:
+    cite = entry.get("cite", "")
+    if not isinstance(cite, str) or len(cite) > MAX_CITE:
+        return f"a citation is text of at most {MAX_CITE} characters"
+    if required and not cite.strip():
+        return "say where the registration says so (e.g. \"RFC 3187 section 2\")"
+    return None
+
+
+def _entries(data: dict[str, Any], key: str, limit: int,
+             problems: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    value = data.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        problems.append((key, f"{key} is a list of objects"))
+        return []
+    if len(value) > limit:
+        problems.append((key, f"at most {limit} {key}"))
+        return []
+    return value
+
+
+def _build(data: object, nid: str | None) -> tuple[Profile | None, list[tuple[str, str]]]:
+    problems: list[tuple[str, str]] = []
+    if not isinstance(data, dict):
+        return None, [("profile", "a profile is a JSON object")]
+    unknown = sorted(set(data) - set(PROFILE_KEYS))
+    if unknown:
+        problems.append(("profile", f"unknown key {unknown[0]!r}; a profile has "
+                                    + ", ".join(PROFILE_KEYS)))
+    grammar = None
+    kind = ""
+    syntax_cite = ""
+    syntax = data.get("syntax")
+    if syntax is not None:
+        kinds = [k for k in ("abnf", "regex") if isinstance(syntax, dict) and k in syntax]
+        if not isinstance(syntax, dict) or len(kinds) != 1 or not isinstance(syntax[kinds[0]],
+                                                                               str):
+            problems.append(("syntax", 'the syntax is {"abnf": "..."} or {"regex": "..."}, '
+                                       'with a "cite"'))
+        else:
+            kind = kinds[0]
+            if (problem := _cite(syntax, required=True)):
+                problems.append(("syntax", problem))
+            syntax_cite = str(syntax.get("cite", ""))
+            try:
+                grammar = compile_syntax(kind, syntax[kind])
+            except GrammarError as exc:
+                at = f" (at character {exc.offset + 1} of the {kind.upper()})" if exc.offset else ""
+                problems.append(("syntax", f"{exc}{at}"))
+    validators = []
+    for entry in _entries(data, "validators", MAX_VALIDATORS, problems):
+        name = entry.get("name")
+        if name not in VALIDATORS:
+            problems.append(("validators", f"unknown validator {name!r}; the validators are "
+                                           + ", ".join(VALIDATORS)))
+        elif (problem := _cite(entry, required=False)):
+            problems.append(("validators", problem))
+        else:
+            validators.append((str(name), str(entry.get("cite", ""))))
+    steps = []
+    for entry in _entries(data, "equivalence", MAX_STEPS, problems):
+        name = entry.get("step")
+        if name not in STEPS:
+            problems.append(("equivalence", f"unknown step {name!r}; the steps are "
+                                            + ", ".join(STEPS)))
+        elif (problem := _cite(entry, required=True)):
+            problems.append(("equivalence", f"{name}: {problem}"))
+        else:
+            steps.append((str(name), str(entry.get("cite", ""))))
+    resolvers = []
+    for entry in _entries(data, "resolvers", MAX_RESOLVERS, problems):
+        url = entry.get("url", "")
+        prefix = entry.get("nss_prefix", "")
+        name = entry.get("name", "")
+        if (problem := _url_problem(url)):
+            problems.append(("resolvers", problem))
+        elif not isinstance(prefix, str) or len(prefix) > 100 or not isinstance(name, str) \
+                or len(name) > 200:
+            problems.append(("resolvers", "a resolver's name and nss_prefix are short text"))
+        elif (problem := _cite(entry, required=False)):
+            problems.append(("resolvers", problem))
+        else:
+            resolvers.append(Resolver(url, name or (urlsplit(url).hostname or ""), prefix,
+                                      str(entry.get("cite", ""))))
+    profile = Profile(data=data, grammar=grammar, syntax_kind=kind, syntax_cite=syntax_cite,
+                      validators=tuple(validators), steps=tuple(steps),
+                      resolvers=tuple(resolvers))
+    for key, must_fit in (("examples", True), ("counter_examples", False)):
+        value = data.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            problems.append((key, f"{key} is a list of URNs"))
+            continue
+        if len(value) > MAX_EXAMPLES:
+            problems.append((key, f"at most {MAX_EXAMPLES} {key.replace('_', '-')}"))
+            continue
+        for text in value:
+            problems.extend((key, message) for message in
+                            _example_problems(profile, text, nid, must_fit=must_fit))
+    if "counter_examples" in data and data["counter_examples"] and not profile.judges_validity:
+        problems.append(("counter_examples", "counter-examples need a syntax or a validator "
+                                             "to fail"))
+    return (None if problems else profile), problems
+
+
+def _example_problems(profile: Profile, text: str, nid: str | None, *,
+                      must_fit: bool) -> list[str]:
+    label = "example" if must_fit else "counter-example"
+    try:
+        urn = parse(text)
+    except URNSyntaxError as exc:
+        return [f"the {label} {text!r} is not a URN: {exc}"]
+    if nid is not None and urn.nid.lower() != nid.lower():
+        return [f"the {label} {text!r} is not in the {nid} namespace"]
+    if not profile.judges_validity:
+        return []
+    errors = profile.check_nss(urn.nss) if (profile.grammar or profile.validators) else []
+    if must_fit and errors:
+        return [f"the example {text!r} fails its own profile: {errors[0].message}"]
+    if not must_fit and not errors:
+        return [f"the counter-example {text!r} passes the profile; it should fail"]
+    return []
+
+
+def profile_problems(data: object, nid: str | None = None) -> list[tuple[str, str]]:
+    """(field, message) for each thing wrong with ``data`` as a profile of ``nid``."""
+    return _build(data, nid)[1]
+
+
+_CACHE: OrderedDict[str, Profile] = OrderedDict()
+_CACHE_SIZE = 512
+
+
+def canonical(data: object) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def compile_profile(data: object, nid: str | None = None) -> Profile:
+    """A sound profile, compiled (kept compiled per distinct content); raises
+    :class:`ProfileError` naming each problem."""
+    key = f"{(nid or '').lower()}\0{canonical(data)}"
+    cached = _CACHE.get(key)
+    if cached is not None:
+        _CACHE.move_to_end(key)
+        return cached
+    profile, problems = _build(data, nid)
+    if profile is None:
+        raise ProfileError(problems)
+    _CACHE[key] = profile
+    if len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return profile
