@@ -5,6 +5,7 @@ real responses of every endpoint against them."""
 
 from __future__ import annotations
 
+from registry.namespaces.query_params import MAX_PAGE_DIGITS
 from registry.namespaces.template import TEXT_FIELDS
 
 
@@ -153,6 +154,22 @@ SCHEMAS: dict[str, dict] = {
             },
         ],
     },
+    "NidCheck": {
+        "type": "object",
+        "required": ["nid", "acceptable", "problems", "warnings", "other_open_requests"],
+        "properties": {
+            "nid": STRING,
+            "acceptable": {"type": "boolean"},
+            "problems": {"type": "array", "items": {
+                "type": "object", "required": ["code", "message"],
+                "properties": {"code": STRING, "message": STRING}}},
+            "warnings": {"type": "array", "items": {
+                "type": "object", "required": ["code", "message", "rule"],
+                "properties": {"code": STRING, "message": STRING, "matched": STRING,
+                               "link": STRING, "rule": STRING, "rule_link": STRING}}},
+            "other_open_requests": {"type": "integer", "minimum": 0},
+        },
+    },
     "CheckResults": {
         "type": "object",
         "required": ["results"],
@@ -294,6 +311,7 @@ def _response(description: str, ref: str, headers: dict | None = None) -> dict:
 
 
 INTEGER = {"type": "integer"}
+LARGEST_NUMBER = int("9" * MAX_PAGE_DIGITS)  # a page or id past it is refused unread
 # What every path can answer besides its own: the server's limits, as it enforces them.
 CONDITIONAL = {
     "304": {"description": "Not modified since the ETag or date the client sent."},
@@ -324,6 +342,7 @@ def openapi_document(site_url: str) -> dict:
     from registry.namespaces.api import API_PAGE_SIZE  # the API module imports this one
     from registry.namespaces.checker import MAX_URNS
     from registry.namespaces.models import Namespace
+    from registry.review.views import NID_CHECK_MAX_CHARS, ORGANISATION_MAX_CHARS
 
     urns = {"type": "array", "items": STRING, "minItems": 1, "maxItems": MAX_URNS}
     return {
@@ -350,7 +369,8 @@ def openapi_document(site_url: str) -> dict:
                         _filter("status", list(Namespace.Status.values), "Only this status."),
                         {"name": "page", "in": "query", "required": False,
                          "description": "1 to the list's `pages`.",
-                         "schema": {"type": "integer", "minimum": 1}},
+                         "schema": {"type": "integer", "minimum": 1,
+                                    "maximum": LARGEST_NUMBER}},
                     ],
                     "responses": {
                         "200": _response("A page of namespaces.", "NamespaceList"),
@@ -420,6 +440,38 @@ def openapi_document(site_url: str) -> dict:
                                          "Error"),
                         **NOT_ALLOWED,
                         **TOO_LARGE,
+                        **TOO_MANY,
+                    },
+                },
+            },
+            "/api/nid-check": {
+                "get": {
+                    "operationId": "checkNid",
+                    "summary": "The live check of a proposed NID (RFC 8141 sections 2.1, "
+                               "5.1, 5.2), as the request form uses it.",
+                    "parameters": [
+                        {"name": "nid", "in": "query", "required": False,
+                         "description": f"The proposed NID; past {NID_CHECK_MAX_CHARS} "
+                                        "characters the rest is not read.",
+                         "schema": STRING},
+                        {"name": "kind", "in": "query", "required": False,
+                         "schema": {"enum": list(Namespace.Kind.values), "default": "formal"}},
+                        {"name": "organisation", "in": "query", "required": False,
+                         "description": f"For the confusion warnings; past "
+                                        f"{ORGANISATION_MAX_CHARS} characters the rest is "
+                                        "not read.", "schema": STRING},
+                        {"name": "request", "in": "query", "required": False,
+                         "description": "The request being edited (left out of the "
+                                        "warnings).",
+                         "schema": {"type": "integer", "minimum": 1,
+                                    "maximum": LARGEST_NUMBER}},
+                    ],
+                    "responses": {
+                        "200": _response("Whether the NID is acceptable, why not, and the "
+                                         "warnings a reviewer would raise.", "NidCheck"),
+                        "400": _response("A kind or request that is not one of its "
+                                         "values.", "Error"),
+                        **NOT_ALLOWED,
                         **TOO_MANY,
                     },
                 },

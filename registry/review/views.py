@@ -22,6 +22,7 @@ from registry.namespaces.advice import confusion_index, nid_warnings, warning_js
 from registry.namespaces.models import Namespace
 from registry.namespaces.presentation import field_diffs
 from registry.namespaces.public_cache import public_page
+from registry.namespaces.query_params import Param, canonical_query, choice, positive_integer
 from registry.namespaces.querysets import plausible_text
 from registry.namespaces.template import TEMPLATE_FIELDS, TEXT_FIELDS, render_text, template_values
 from registry.protection import limited
@@ -429,12 +430,21 @@ def staff_queue(request):
     })
 
 
+# What the live check reads (the OpenAPI document states the same limits).
+NID_CHECK_MAX_CHARS = 100  # of the NID; the rest is not read
+ORGANISATION_MAX_CHARS = 300
+NID_CHECK_PARAMS = (Param("kind", choice(Namespace.Kind.values), default="formal",
+                          empty_is_default=False),
+                    Param("request", positive_integer, empty_is_default=False))
+
+
 @require_GET
 @limited("nid_check")
 def nid_check(request):
     """Live check of a proposed NID for the request form (sections 2.1, 5.1, 5.2)."""
-    nid = request.GET.get("nid", "")[:100]
-    kind = request.GET.get("kind", "formal")
+    query = canonical_query(request, NID_CHECK_PARAMS)  # a bogus kind or request: a 400
+    nid = request.GET.get("nid", "")[:NID_CHECK_MAX_CHARS]
+    kind = query["kind"]
     registered = Namespace.objects.by_nid(nid).values_list("nid", flat=True) if nid else []
     if kind == "informal":
         problems = check_informal_nid(nid, registered)
@@ -442,11 +452,11 @@ def nid_check(request):
         problems = check_formal_nid(nid, registered)
     others = (RegistrationRequest.objects.open().filter(proposed_nid__lower=nid.lower()).count()
               if plausible_text(nid, 64) else 0)
-    organisation = request.GET.get("organisation", "")[:300]
-    request_id = request.GET.get("request", "")
+    organisation = request.GET.get("organisation", "")[:ORGANISATION_MAX_CHARS]
     warnings = nid_warnings(
-        nid, organisation=organisation if plausible_text(organisation, 300) else "",
-        request_id=int(request_id) if request_id.isdigit() and len(request_id) < 12 else None,
+        nid, organisation=(organisation if plausible_text(organisation, ORGANISATION_MAX_CHARS)
+                           else ""),
+        request_id=int(query["request"]) if query["request"] else None,
     ) if kind != "informal" and plausible_text(nid, 64) else []
     return JsonResponse({
         "nid": nid,

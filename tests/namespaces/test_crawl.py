@@ -68,7 +68,7 @@ def test_an_oversized_post_is_a_400_page_not_a_500(client, db):
     assert response.status_code == 400
     assert "too large" in text(one(page(response), "//main/p[@class='lead']"))
     api = client.post("/api/check", body, content_type="text/plain")
-    assert api.status_code == 400
+    assert api.status_code == 413 and "error" in api.json()  # refused before it is read
 
 
 def test_registration_fills_the_reference_column(staff):

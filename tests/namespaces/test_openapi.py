@@ -36,14 +36,23 @@ def assert_valid(document, response, status, content="application/json"):
 def test_the_schema_is_a_valid_openapi_31_document(document):
     assert document["openapi"] == "3.1.0"
     validate(document)  # raises on any error against the OpenAPI 3.1 meta-schema
-    # Every API route of the registry is documented (derived from its URL patterns).
-    from registry.http_semantics import path_template
-    from registry.namespaces.urls import urlpatterns
+    # Every API route of the site is documented (derived from its URL patterns).
+    from django.urls import URLResolver, get_resolver
 
-    routes = {path_template(str(p.pattern)) for p in urlpatterns
-              if str(p.pattern).startswith("api/")}
+    from registry.http_semantics import path_template
+
+    def routes(patterns, prefix=""):
+        for pattern in patterns:
+            route = prefix + str(pattern.pattern)
+            if isinstance(pattern, URLResolver):
+                yield from routes(pattern.url_patterns, route)
+            else:
+                yield route
+
+    api = {path_template(route) for route in routes(get_resolver().url_patterns)
+           if route.startswith("api/")}
     # and the JSON documents outside /api/ that the profiles give.
-    assert set(document["paths"]) == routes | {"/profiles.json", "/resolve/{urn}"}
+    assert set(document["paths"]) == api | {"/profiles.json", "/resolve/{urn}"}
 
 
 @pytest.fixture
