@@ -170,7 +170,8 @@ def build_site() -> Site:
         "expert": [*core, *every_state, Page("/requests/dashboard/"),
                    Page("/requests/dashboard/?mine=1"), Page("/requests/")],
         "staff": [*core, page("approved"), page("informal"), page("awaiting_iesg"),
-                  page("in_review"), Page("/requests/iana/"), Page("/requests/")],
+                  page("in_review"), Page("/requests/iana/"), Page("/requests/iana/mail/"),
+                  Page("/requests/")],
         "standards_body": [*core, page("fast_track"), page("in_review"), Page("/requests/")],
     }
     return Site(people=who, pages=pages, requests=r)

@@ -46,7 +46,9 @@ def unflow(text: str, *, delsp: bool = False) -> str:
     """Undo format=flowed (RFC 3676): join soft line breaks (a line ending in a
     space), keeping quote depth and the signature separator."""
     out: list[str] = []
-    pending: str | None = None
+    # The soft-broken lines of the paragraph being joined, kept as a list and joined
+    # once: adding each line to a growing string would be quadratic.
+    pending: list[str] = []
     pending_depth = -1
     for raw in text.split("\n"):
         depth = len(raw) - len(raw.lstrip(">"))
@@ -54,17 +56,22 @@ def unflow(text: str, *, delsp: bool = False) -> str:
         if line.startswith(" "):
             line = line[1:]  # space-stuffing
         flowed = line.endswith(" ") and line != "-- "
-        if pending is not None and depth == pending_depth:
-            line = pending + line
-        elif pending is not None:
-            out.append(">" * pending_depth + (" " if pending_depth else "") + pending.rstrip())
-        pending = None
+        if pending and depth == pending_depth:
+            line = "".join(pending) + line if not flowed else line
+        elif pending:
+            out.append(">" * pending_depth + (" " if pending_depth else "")
+                       + "".join(pending).rstrip())
+            pending = []
         if flowed:
-            pending, pending_depth = (line[:-1] if delsp else line), depth
+            if not pending:
+                pending_depth = depth
+            pending.append(line[:-1] if delsp else line)
             continue
+        pending = []
         out.append(">" * depth + (" " if depth and line else "") + line)
-    if pending is not None:
-        out.append(">" * pending_depth + (" " if pending_depth else "") + pending.rstrip())
+    if pending:
+        out.append(">" * pending_depth + (" " if pending_depth else "")
+                   + "".join(pending).rstrip())
     return "\n".join(out)
 
 

@@ -727,14 +727,17 @@ def mail_placement(request: RegistrationRequest, *, via_list: bool, sender: User
     if sender is not None:
         if _is_registrant(sender, request) and answers_changes_request:
             return Comment.Audience.REGISTRANT, ""
-        preferred = ([Comment.Audience.EXPERTS, Comment.Audience.REGISTRANT]
-                     if answered_audience in (EXPERTS, STAFF) or not answered_audience
-                     else [Comment.Audience.REGISTRANT, Comment.Audience.EXPERTS])
-        for audience in preferred:
-            if comment_refusal(request, sender, audience) is None:
-                return audience, ""
+        # An answer to a message written to the registrant's conversation goes back to
+        # it; any other answer (an internal or staff message, or none named) stays
+        # among the experts, never reaching the registrant by a guess.
+        audience = (Comment.Audience.REGISTRANT if answered_audience == REGISTRANT
+                    else Comment.Audience.EXPERTS)
+        if comment_refusal(request, sender, audience) is None:
+            return audience, ""
+        where = ("to the registrant" if audience == Comment.Audience.REGISTRANT
+                 else "internally to the experts")
         return None, (f"Sent by {sender.display_name} from their reply address, but they may "
-                      "not write to the registrant or the experts on this request now.")
+                      f"not write {where} on this request now.")
     if via_list:
         return Comment.Audience.PUBLIC, ""
     return None, ("Not sent to a reply address the registry gave (the only proof of who "

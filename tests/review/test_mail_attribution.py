@@ -317,3 +317,31 @@ def test_encoded_words_in_an_organisation_reach_subjects_as_the_text_typed(
         assert "YOUR REQUEST IS APPROVED" not in subject
         assert "=?utf-8?b?WU9VUiBSRVFVRVNUIElTIEFQUFJPVkVE?= Org Bcc: x@y" in subject
         assert wire["Bcc"] is None
+
+
+def test_a_reply_reaches_the_registrant_only_when_it_answers_their_conversation(
+        in_review, registrant, expert, staff, django_capture_on_commit_callbacks):
+    actions.request_assign(request=in_review, expert=expert, actor=expert)
+    with django_capture_on_commit_callbacks(execute=True):
+        actions.request_comment(request=in_review, actor=expert, audience="registrant",
+                                body="Which resolver?")
+        approved = actions.request_transition(request=in_review, transition="approve",
+                                              actor=expert, comment="Fine.",
+                                              early_reason="Clear case.")
+    to_registrant = OutboundMessage.objects.get(request=in_review, audience="registrant",
+                                                comment__isnull=False)
+    to_staff = OutboundMessage.objects.get(request=approved, audience="staff")
+    # The expert answering the registrant's conversation writes to the registrant.
+    record = feed(message(
+        sender=expert.email, subject=subject_of(in_review), message_id="<e.1@x>",
+        to=reply_address(request_pk=in_review.pk, user_pk=expert.pk, version=0),
+        extra=f"In-Reply-To: {to_registrant.message_id}\r\n"))
+    assert (record.outcome, record.comment.audience) == ("placed", "registrant")
+    # Staff answering their own notification are not guessed into the registrant's
+    # conversation: staff do not write internally, so it is held for them.
+    record = feed(message(
+        sender=staff.email, subject=subject_of(in_review), message_id="<s.1@x>",
+        to=reply_address(request_pk=in_review.pk, user_pk=staff.pk, version=0),
+        extra=f"In-Reply-To: {to_staff.message_id}\r\n"))
+    assert (record.outcome, record.verified_sender) == ("held", staff)
+    assert "internally to the experts" in record.reason

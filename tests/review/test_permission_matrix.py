@@ -214,6 +214,18 @@ def expect_resend(world, persona, state, method):
     return 405 if method == "GET" else 404
 
 
+def expect_quarantined(allowed: str):
+    """A quarantined message (the matrix names none): log in, the method ``allowed``
+    only, IANA staff only (workflow.can_handle_quarantine), then a 404."""
+    def expect(world, persona, state, method):
+        if persona == "anonymous":
+            return 302
+        if method != allowed:
+            return 405
+        return 404 if workflow.can_handle_quarantine(_user(world, persona)) else 403
+    return expect
+
+
 def expect_new(world, persona, state, method):
     if persona == "anonymous":
         return 302
@@ -275,6 +287,11 @@ COVERED: dict[str, list[Case]] = {
     "review:public-review": [Case(expect_public())],
     "review:dashboard": [Case(expect_signed_in_page(workflow.can_see_dashboard))],
     "review:staff-queue": [Case(expect_signed_in_page(workflow.can_see_staff_queue))],
+    "review:quarantine": [Case(expect_signed_in_page(workflow.can_handle_quarantine))],
+    "review:quarantine-attach": [Case(expect_quarantined("POST"), args=lambda w, s: (0,),
+                                      data=lambda w, s: {"m0-request": "1",
+                                                         "m0-audience": "public"})],
+    "review:quarantine-raw": [Case(expect_quarantined("GET"), args=lambda w, s: (0,))],
     "review:request": [Case(expect_request_page, args=_pk, per_state=True)],
     "review:round-txt": [Case(expect_round_txt, args=lambda w, s: (*_pk(w, s), 1),
                               per_state=True)],
