@@ -89,6 +89,13 @@ def _fresh_public_cache():
 
 
 @pytest.fixture(autouse=True)
+def _fresh_exports(settings, tmp_path):
+    """Each test's export files in its own directory, for the same reason: a rolled-back
+    test's generation number comes round again with other rows."""
+    settings.EXPORT_ROOT = tmp_path / "exports"
+
+
+@pytest.fixture(autouse=True)
 def _rate_limits(request, settings):
     """Rate limits count per client in the cache across tests; only the tests marked
     ``rate_limits`` (which clear the cache) run with them on."""

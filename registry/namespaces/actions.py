@@ -72,6 +72,14 @@ def registry_changed(*, real_change_at: dt.datetime | None = None) -> None:
     if not moved:
         RegistryGeneration.objects.get_or_create(
             pk=1, defaults={"token": secrets.token_hex(8), "number": 1, **stamps})
+    transaction.on_commit(_queue_export_build, robust=True)
+
+
+def _queue_export_build() -> None:
+    """The new generation's exports, built by a worker before most clients ask."""
+    from registry.namespaces.tasks import build_exports_task
+
+    build_exports_task.delay()
 
 
 def record_namespace_events(*events: NamespaceEvent, batch_size: int | None = None) -> None:

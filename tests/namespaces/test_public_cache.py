@@ -158,7 +158,7 @@ def test_exports_are_compressed_and_conditional(client, registry, path):
     zipped = client.get(path, HTTP_ACCEPT_ENCODING="gzip, br")
     assert plain.status_code == zipped.status_code == 200
     assert zipped["Content-Encoding"] == "gzip"
-    assert gzip.decompress(zipped.content) == plain.content
+    assert gzip.decompress(zipped.getvalue()) == plain.getvalue()
     assert "Accept-Encoding" in plain["Vary"]
     assert plain["ETag"] != zipped["ETag"]
     for etag in (plain["ETag"], zipped["ETag"], f"W/{zipped['ETag']}"):
@@ -172,7 +172,7 @@ def test_an_export_changes_with_the_registry(client, registry, staff):
     second = client.get("/registry.csv", HTTP_IF_NONE_MATCH=first["ETag"])
     assert second.status_code == 200
     assert second["ETag"] != first["ETag"]
-    assert b"newrow" in second.content and b"newrow" not in first.content
+    assert b"newrow" in second.getvalue() and b"newrow" not in first.getvalue()
 
 
 def test_exports_are_built_once_per_generation(client, registry, django_assert_max_num_queries):
