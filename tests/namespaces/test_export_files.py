@@ -5,9 +5,11 @@ kept."""
 
 import datetime as dt
 import gzip
+import threading
 import xml.etree.ElementTree as ET  # noqa: S405 - parses our own output
 
 import pytest
+from django.db import connection, transaction
 from lxml import etree
 
 from registry.namespaces import export_files, exports
@@ -16,6 +18,7 @@ from registry.namespaces.iana import XML_NS
 from registry.namespaces.models import ExportFragment, Namespace
 from registry.namespaces.public_cache import current_generation
 from tests.factories import complete_values
+from tests.namespaces.test_public_cache import nids_on
 
 
 def register(nid, actor):
@@ -130,3 +133,43 @@ def test_the_commit_builds_the_exports_before_anyone_asks(transactional_db, staf
     assert built_generations()[-1] == key
     text = (export_files.export_root() / key / "registry.csv").read_text()
     assert ",first," in text
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the bump at commit is PostgreSQL's")
+def test_two_concurrent_publishes_never_leave_the_cache_on_the_older_one(transactional_db,
+                                                                         staff, client):
+    """Both writers hold their transaction open at once (neither queues on the
+    generation row), commit one after the other with a reader between them: the page
+    and the export show both changes after the second commit."""
+    both_open = threading.Barrier(3, timeout=20)
+    commit = {nid: threading.Event() for nid in ("alpha", "beta")}
+    done = {nid: threading.Event() for nid in commit}
+    errors: list[BaseException] = []
+
+    def publish(nid):
+        try:
+            with transaction.atomic():
+                register(nid, staff)
+                both_open.wait()
+                commit[nid].wait(20)
+        except BaseException as exc:  # reported by the main thread
+            errors.append(exc)
+        finally:
+            done[nid].set()
+            connection.close()
+
+    threads = [threading.Thread(target=publish, args=(nid,)) for nid in commit]
+    for thread in threads:
+        thread.start()
+    both_open.wait()  # a writer queued on the generation row would never get here
+    commit["alpha"].set()
+    done["alpha"].wait(20)
+    assert "alpha" in nids_on(client) and "beta" not in nids_on(client)
+    assert b",alpha," in client.get("/registry.csv").getvalue()
+    commit["beta"].set()
+    for thread in threads:
+        thread.join(20)
+    assert not errors
+    assert {"alpha", "beta"} <= set(nids_on(client))
+    csv_text = client.get("/registry.csv").getvalue()
+    assert b",alpha," in csv_text and b",beta," in csv_text
