@@ -4,6 +4,7 @@ the shared body, and exports are built once per generation with ETag and 304."""
 
 import datetime as dt
 import gzip
+import re
 
 import pytest
 from django.db import transaction
@@ -213,3 +214,25 @@ def test_the_experts_named_on_the_registry_page_follow_role_and_name_changes(cli
     assert "Ada Reviewer" in named()
     role_revoke(user=person, role=EXPERT, reason="Stepped down.", actor=None)
     assert "Ada Reviewer" not in named()
+
+
+CSRF_VALUE = re.compile(rb'(name="csrfmiddlewaretoken" value=)"[^"]+"')
+
+
+def test_signed_in_pages_are_gzipped_with_the_visitors_part_never_compressed(
+        client, registry, registrant):
+    """BREACH: the visitor's own part (their address, the masked CSRF token) goes in
+    stored, uncompressed blocks beside a search query that an attacker chooses."""
+    client.force_login(registrant)
+    path = f"/search/?q={registrant.email}"
+    plain = client.get(path)
+    zipped = client.get(path, HTTP_ACCEPT_ENCODING="gzip, br")
+    assert "Content-Encoding" not in plain and zipped["Content-Encoding"] == "gzip"
+    assert {"Cookie", "Accept-Encoding"} <= {v.strip() for v in zipped["Vary"].split(",")}
+    unzipped = gzip.decompress(zipped.content)
+    assert CSRF_VALUE.sub(rb"\1", unzipped) == CSRF_VALUE.sub(rb"\1", plain.content)
+    nav = lxml_html.fromstring(unzipped).xpath("//nav")[0]
+    assert registrant.email in nav.text_content()
+    assert registrant.email.encode() in zipped.content  # stored as it is: never compressed
+    whole = client.get("/")
+    assert len(client.get("/", HTTP_ACCEPT_ENCODING="gzip").content) < len(whole.content) / 3
