@@ -26,6 +26,7 @@ import hashlib
 import re
 import struct
 import threading
+import time
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
@@ -142,6 +143,35 @@ def _put(key: str, value: dict) -> None:
     local_store.put(key, value, value["size"])
 
 
+BUILD_WAIT_SECONDS = 2.0
+
+
+def _built_once(key: str, make: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """The entry, made by one process at a time: after a publish every process asks
+    for the new generation's pages at once, and during a storm of publishes that
+    would be every process rebuilding every page. The first takes a lock in the
+    cache and builds; the others wait (at most BUILD_WAIT_SECONDS) for its entry,
+    and build it themselves if the builder is gone without one (its page was a 404)."""
+    lock = key + ":building"
+    owner = cache.add(lock, 1, timeout=int(BUILD_WAIT_SECONDS) + 8)
+    if not owner:
+        deadline = time.monotonic() + BUILD_WAIT_SECONDS
+        while time.monotonic() < deadline:
+            time.sleep(0.005)
+            entry = _get(key)
+            if entry is not None:
+                return entry
+            if cache.get(lock) is None:
+                break
+    try:
+        entry = make()
+        _put(key, entry)
+        return entry
+    finally:
+        if owner:
+            cache.delete(lock)
+
+
 def cache_key(kind: str, request: HttpRequest, params: Iterable[str]) -> str:
     """The entry of this generation for this host, path and the query parameters
     the view reads (others cannot fill the cache with copies)."""
@@ -165,14 +195,14 @@ def public_page(request: HttpRequest, template_name: str, build: Callable[[], di
         whole = cast("dict[str, Any] | None", local_store.get(key + ":anonymous"))
         if whole is not None:
             return _anonymous_response(request, whole)
-    entry = _get(key)
-    if entry is None:
+    def render() -> dict[str, Any]:
         context = build()
         slots = context.pop("slots", {})
         context.update(personal_slots=True, REVIEW_LIST_ADDRESS=settings.REVIEW_LIST_ADDRESS)
         body = render_to_string(template_name, context)
-        entry = {"body": body, "slots": slots, "size": len(body)}
-        _put(key, entry)
+        return {"body": body, "slots": slots, "size": len(body)}
+
+    entry = _get(key) or _built_once(key, render)
     if not anonymous:
         return _signed_in_response(request, key, entry)
     body = entry["body"]

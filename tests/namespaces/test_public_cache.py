@@ -5,6 +5,8 @@ the shared body, and exports are built once per generation with ETag and 304."""
 import datetime as dt
 import gzip
 import re
+import threading
+import time
 
 import pytest
 from django.db import transaction
@@ -236,3 +238,53 @@ def test_signed_in_pages_are_gzipped_with_the_visitors_part_never_compressed(
     assert registrant.email.encode() in zipped.content  # stored as it is: never compressed
     whole = client.get("/")
     assert len(client.get("/", HTTP_ACCEPT_ENCODING="gzip").content) < len(whole.content) / 3
+
+
+def test_after_a_publish_one_process_builds_a_page_and_the_others_wait_for_it(db):
+    """Single flight: a second builder of the same entry waits for the first's."""
+    from registry.namespaces.public_cache import _built_once
+
+    started, release = threading.Event(), threading.Event()
+    made = []
+
+    def slow():
+        started.set()
+        release.wait(5)
+        made.append("first")
+        return {"body": "first", "slots": {}, "size": 5}
+
+    first = threading.Thread(target=_built_once, args=("public:page:test:k", slow))
+    first.start()
+    started.wait(5)
+    threading.Timer(0.2, release.set).start()
+    entry = _built_once("public:page:test:k", lambda: made.append("second") or {})
+    first.join(5)
+    assert entry["body"] == "first" and made == ["first"]
+
+
+def test_a_waiter_builds_itself_when_the_builder_fails(db):
+    from django.http import Http404
+
+    from registry.namespaces.public_cache import BUILD_WAIT_SECONDS, _built_once
+
+    started, release = threading.Event(), threading.Event()
+
+    def failing():
+        started.set()
+        release.wait(5)
+        raise Http404
+
+    def run():
+        with pytest.raises(Http404):
+            _built_once("public:page:test:gone", failing)
+
+    first = threading.Thread(target=run)
+    first.start()
+    started.wait(5)
+    release.set()
+    waited = time.monotonic()
+    entry = _built_once("public:page:test:gone",
+                        lambda: {"body": "mine", "slots": {}, "size": 4})
+    first.join(5)
+    assert entry["body"] == "mine"
+    assert time.monotonic() - waited < BUILD_WAIT_SECONDS  # not left waiting for the bound
