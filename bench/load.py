@@ -306,6 +306,7 @@ def main() -> None:
         run(*manage, "seed_load", "--namespaces", str(args.namespaces),
             "--versions", str(args.versions), "--prefix", PREFIX, env=env)
         run(*manage, "collectstatic", "--noinput", "--verbosity", "0", env=env)
+        run(*manage, "build_exports", env=env)  # as after a deploy: every fragment made
         print(f"database {name} ready in {time.monotonic() - started:.0f} s", flush=True)
         log = open(scratch / "gunicorn.log", "w")  # noqa: SIM115 - open while the server runs
         server = subprocess.Popen(

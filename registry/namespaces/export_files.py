@@ -109,9 +109,13 @@ def build_exports() -> Path:
     root = export_root()
     outermost = not connection.in_atomic_block
     with transaction.atomic():
-        if outermost and connection.vendor == "postgresql":
+        if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                if outermost:
+                    cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                # The rows query is costed high enough to be JIT-compiled, which took
+                # longer than the query itself (2.1 s instead of 4.4 s at 10,000).
+                cursor.execute("SET LOCAL jit = off")
         generation = current_generation()
         target = root / generation.key
         if target.is_dir():

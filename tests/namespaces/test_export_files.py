@@ -5,6 +5,7 @@ kept."""
 
 import datetime as dt
 import gzip
+import io
 import threading
 import xml.etree.ElementTree as ET  # noqa: S405 - parses our own output
 
@@ -173,3 +174,11 @@ def test_two_concurrent_publishes_never_leave_the_cache_on_the_older_one(transac
     assert {"alpha", "beta"} <= set(nids_on(client))
     csv_text = client.get("/registry.csv").getvalue()
     assert b",alpha," in csv_text and b",beta," in csv_text
+
+
+def test_the_command_builds_the_current_generation(registry):
+    from django.core.management import call_command
+
+    call_command("build_exports", stdout=io.StringIO())
+    assert built_generations() == [current_generation().key]
+    assert ExportFragment.objects.count() == Namespace.objects.count()
