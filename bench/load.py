@@ -460,9 +460,11 @@ def print_extras(args, extras: dict) -> None:
           "| errors |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for path, quiet, stormy, count in extras["storm"]:
-        print(f"| {path} | {count} | {quiet['rps']:.0f} | {stormy['rps']:.0f} "
-              f"| {stormy['rps'] / quiet['rps']:.2f} | {stormy['p50']:.1f} / {stormy['p99']:.1f} "
-              f"| {stormy['errors'] + stormy['timeouts']} |")
+        ratio = f"{stormy['rps'] / quiet['rps']:.2f}" if quiet["rps"] else "-"
+        latency = (f"{stormy['p50']:.1f} / {stormy['p99']:.1f}" if stormy["p50"] is not None
+                   else "-")
+        print(f"| {path} | {count} | {quiet['rps']:.0f} | {stormy['rps']:.0f} | {ratio} "
+              f"| {latency} | {stormy['errors'] + stormy['timeouts']} |")
     print()
     keys, used = extras["redis"]
     print("Worker RSS at the end: " + ", ".join(f"{mb:.0f} MB" for mb in extras["rss"])
