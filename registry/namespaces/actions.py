@@ -66,7 +66,8 @@ def registry_changed(*, real_change_at: dt.datetime | None = None) -> None:
     given only by ``record_namespace_events``, for a change made in this registry."""
     if not connection.in_atomic_block:
         raise RuntimeError("registry_changed() belongs inside the change's transaction.")
-    transaction.on_commit(_queue_export_build, robust=True)
+    if not any(entry[1] is _queue_export_build for entry in connection.run_on_commit):
+        transaction.on_commit(_queue_export_build, robust=True)  # once per transaction
     if connection.vendor == "postgresql":
         # Moved at commit by a deferred trigger (migration 0011): the generation row is
         # locked for this transaction's commit only, so unrelated writers do not queue

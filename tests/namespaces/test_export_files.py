@@ -182,3 +182,13 @@ def test_the_command_builds_the_current_generation(registry):
     call_command("build_exports", stdout=io.StringIO())
     assert built_generations() == [current_generation().key]
     assert ExportFragment.objects.count() == Namespace.objects.count()
+
+
+def test_one_build_is_queued_per_transaction(db, staff):
+    from registry.namespaces.actions import _queue_export_build
+
+    with transaction.atomic():
+        register("first", staff)
+        register("second", staff)
+    # The test's own transaction is still open: the callbacks waiting for its commit.
+    assert [entry[1] for entry in connection.run_on_commit].count(_queue_export_build) == 1
