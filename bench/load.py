@@ -19,6 +19,16 @@ has, and ask for gzip, as browsers, feed readers and harvesters do. The cold
 time is the first request after the generation moves, on a server whose workers
 have each served that page before (as on a running site after a publish).
 
+Then (unless --no-extras): the HTML pages again for a signed-in visitor (a session
+cookie of a seeded account); for each whole-registry export, the slowest of 16
+clients asking at once right after a publish; the registry page and registry.csv
+during a publish storm (one publish every 100 ms, --storm-interval) against their
+quiet rate; and at the end each gunicorn worker's RSS and the Redis memory of this
+run's keys. A "publish" here is what one makes in the database: one namespace row
+changed and the registry generation moved at commit (the deferred bump), in one
+transaction; no Celery worker runs, so the first requests build the exports
+themselves (single flight), the worst case for them.
+
 It stops gunicorn when done and drops the database it created (not with --keep
 or --database). Needs wrk, PostgreSQL and Redis on 127.0.0.1.
 """
@@ -38,6 +48,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -135,6 +146,96 @@ def wrk(url: str, *, connections: int, duration: int, headers: dict) -> dict:
             "timeouts": int(timeouts.group(1)) if timeouts else 0}
 
 
+class Publisher:
+    """Publishes as the database sees one: a namespace row changed and the registry
+    generation moved, in one transaction (the generation moves at its commit)."""
+
+    def __init__(self, database_url: str):
+        import psycopg
+
+        self.conn = psycopg.connect(database_url, autocommit=False)
+        low, high = self.conn.execute(
+            "SELECT min(id), max(id) FROM namespaces_namespace").fetchone()
+        self.conn.commit()
+        self.ids = (low, high)
+        self.count = 0
+
+    def publish(self) -> None:
+        low, high = self.ids
+        self.count += 1
+        target = low + (self.count * 7919) % (high - low + 1)
+        self.conn.execute("UPDATE namespaces_namespace SET updated_at = now() WHERE id = %s",
+                          [target])
+        self.conn.execute("INSERT INTO namespaces_generationbump (real_change_at) "
+                          "VALUES (now())")
+        self.conn.commit()
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def storm(publisher: Publisher, interval: float, stop: threading.Event) -> None:
+    while not stop.wait(interval):
+        publisher.publish()
+
+
+def first_answers(url: str, headers: dict, clients: int) -> tuple[float, list[int]]:
+    """``clients`` requests sent at once; the slowest one's ms and every status."""
+    start = threading.Barrier(clients)
+    results: list[tuple[int, float]] = []
+
+    def one() -> None:
+        start.wait()
+        status, ms, _ = fetch(url, headers)
+        results.append((status, ms))
+
+    threads = [threading.Thread(target=one) for _ in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return max(ms for _, ms in results), sorted(status for status, _ in results)
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def worker_pids(master: int) -> list[int]:
+    out = subprocess.run(["pgrep", "-P", str(master)], capture_output=True, text=True).stdout
+    return [int(pid) for pid in out.split()]
+
+
+def redis_bytes(redis_url: str, prefix: str) -> tuple[int, int]:
+    """This run's keys in Redis: how many, and their memory (MEMORY USAGE)."""
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    count = total = 0
+    for key in client.scan_iter(match=f"{prefix}*", count=1000):
+        count += 1
+        total += client.memory_usage(key) or 0
+    return count, total
+
+
+def signed_in_cookie(env: dict) -> str:
+    """A session of a seeded account, as the browser sends it back."""
+    code = (
+        "from django.conf import settings; from django.test import Client; "
+        "from registry.accounts.models import User; "
+        "u = User.objects.filter(email='bench@example.org').first() or "
+        "User.objects.create_user(email='bench@example.org', password=None); "
+        "c = Client(); c.force_login(u); "
+        "print(settings.SESSION_COOKIE_NAME + '=' + c.cookies[settings.SESSION_COOKIE_NAME].value)"
+    )
+    out = subprocess.run([PYTHON, "manage.py", "shell", "-c", code], cwd=ROOT, env=env,
+                         capture_output=True, text=True, check=True).stdout
+    return out.strip().splitlines()[-1]
+
+
 def median_run(results: list[dict]) -> dict:
     """Each figure of several wrk runs as its median (errors and timeouts summed)."""
     return {"rps": statistics.median(r["rps"] for r in results),
@@ -160,6 +261,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3,
                         help="floor and page runs, in turns, per page (medians are reported)")
     parser.add_argument("--only", help="measure only pages whose label contains this")
+    parser.add_argument("--no-extras", action="store_true",
+                        help="skip signed-in pages, the publish tests and the memory figures")
+    parser.add_argument("--storm-interval", type=float, default=0.1,
+                        help="seconds between publishes in the storm (default 0.1)")
     args = parser.parse_args()
     if not shutil.which("wrk"):
         sys.exit("wrk is needed (Debian: apt-get install wrk).")
@@ -184,6 +289,7 @@ def main() -> None:
         "CELERY_BROKER_URL": args.redis,
         "CACHE_KEY_PREFIX": f"bench-{name}",
         "STATIC_ROOT": str(scratch / "static"),
+        "EXPORT_ROOT": str(scratch / "exports"),
         "WEB_CONCURRENCY": str(args.workers),
         # One client on loopback asks thousands of times a second: the limits that would
         # refuse it (429) are lifted so the page itself is measured. They are still counted
@@ -191,6 +297,7 @@ def main() -> None:
         **{f"RATE_LIMIT_{group}": "1000000/m" for group in ("SEARCH", "API_CHECK", "NID_CHECK")},
     }
     server = None
+    extras: dict = {}
     try:
         started = time.monotonic()
         manage = [PYTHON, "manage.py"]
@@ -199,6 +306,7 @@ def main() -> None:
         run(*manage, "seed_load", "--namespaces", str(args.namespaces),
             "--versions", str(args.versions), "--prefix", PREFIX, env=env)
         run(*manage, "collectstatic", "--noinput", "--verbosity", "0", env=env)
+        run(*manage, "build_exports", env=env)  # as after a deploy: every fragment made
         print(f"database {name} ready in {time.monotonic() - started:.0f} s", flush=True)
         log = open(scratch / "gunicorn.log", "w")  # noqa: SIM115 - open while the server runs
         server = subprocess.Popen(
@@ -216,11 +324,18 @@ def main() -> None:
         else:
             sys.exit(f"gunicorn did not answer; see {scratch / 'gunicorn.log'}")
         rows = []
-        for label, path, export in pages(sample=max(1, args.namespaces // 2)):
+        measured = [(label, path, export, {}) for label, path, export
+                    in pages(sample=max(1, args.namespaces // 2))]
+        if not args.no_extras:
+            cookie = {"Cookie": signed_in_cookie(env)}
+            measured += [(f"{label}, signed in", path, False, cookie)
+                         for label, path, export, _ in measured[:]
+                         if not export]
+        for label, path, export, extra in measured:
             if args.only and args.only not in label:
                 continue
             # What a browser, a feed reader or a harvester sends: each asks for gzip.
-            headers = {**proxy, "Accept-Encoding": "gzip"}
+            headers = {**proxy, "Accept-Encoding": "gzip", **extra}
             # Cold is the first request after a publish, in a worker that has served
             # the page before (its code and templates loaded, as in a running site):
             # a second of load reaches every worker, then the generation moves.
@@ -250,6 +365,11 @@ def main() -> None:
             rows.append((label, page, floor, warm_queries, cold_queries,
                          cold_ms, warm_ms, export))
             print(f"  {label}: {page['rps']:.0f} req/s, floor {floor['rps']:.0f}", flush=True)
+        extras = {} if args.no_extras else measure_extras(args, base, database_url, proxy)
+        if not args.no_extras:
+            extras["rss"] = [rss_mb(pid) for pid in worker_pids(server.pid)]
+            extras["redis"] = redis_bytes(args.redis, f"bench-{name}")
+            extras["load"] = os.getloadavg()
     finally:
         if server is not None:
             os.killpg(server.pid, signal.SIGTERM)
@@ -288,6 +408,67 @@ def main() -> None:
               f"{min(r[1]['rps'] / r[2]['rps'] for r in chosen):.2f}, worst p99 "
               f"{max(r[1]['p99'] for r in chosen):.1f} ms, worst cold "
               f"{max(r[5] for r in chosen):.0f} ms")
+    if extras:
+        print_extras(args, extras)
+
+
+def measure_extras(args, base: str, database_url: str, proxy: dict) -> dict:
+    headers = {**proxy, "Accept-Encoding": "gzip"}
+    publisher = Publisher(database_url)
+    found: dict = {"after_publish": [], "storm": []}
+    try:
+        for path in ("/registry.xml", "/registry.csv", "/urn-namespaces-1.csv"):
+            fetch(base + path, headers)  # this generation built and served once
+            publisher.publish()
+            slowest, statuses = first_answers(base + path, headers, args.connections)
+            found["after_publish"].append((path, slowest, statuses))
+            print(f"  {path} after a publish: slowest of {args.connections} "
+                  f"{slowest:.0f} ms", flush=True)
+        for path in ("/", "/registry.csv"):
+            quiet = wrk(base + path, connections=args.connections, duration=args.duration,
+                        headers=headers)
+            stop = threading.Event()
+            thread = threading.Thread(target=storm, args=(publisher, args.storm_interval, stop))
+            before = publisher.count
+            thread.start()
+            try:
+                stormy = wrk(base + path, connections=args.connections,
+                             duration=args.duration, headers=headers)
+            finally:
+                stop.set()
+                thread.join()
+            found["storm"].append((path, quiet, stormy, publisher.count - before))
+            print(f"  {path} in a storm: {stormy['rps']:.0f} req/s against {quiet['rps']:.0f} "
+                  "quiet", flush=True)
+    finally:
+        publisher.close()
+    return found
+
+
+def print_extras(args, extras: dict) -> None:
+    print()
+    load = extras["load"]
+    print(f"Load average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print()
+    print(f"| after a publish | slowest of {args.connections} first answers ms | statuses |")
+    print("| --- | --- | --- |")
+    for path, slowest, statuses in extras["after_publish"]:
+        counts = {code: statuses.count(code) for code in sorted(set(statuses))}
+        print(f"| {path} | {slowest:.0f} | {', '.join(f'{n} x {c}' for c, n in counts.items())} |")
+    print()
+    print("| publish storm | publishes | quiet req/s | storm req/s | ratio | storm p50 / p99 ms "
+          "| errors |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for path, quiet, stormy, count in extras["storm"]:
+        ratio = f"{stormy['rps'] / quiet['rps']:.2f}" if quiet["rps"] else "-"
+        latency = (f"{stormy['p50']:.1f} / {stormy['p99']:.1f}" if stormy["p50"] is not None
+                   else "-")
+        print(f"| {path} | {count} | {quiet['rps']:.0f} | {stormy['rps']:.0f} | {ratio} "
+              f"| {latency} | {stormy['errors'] + stormy['timeouts']} |")
+    print()
+    keys, used = extras["redis"]
+    print("Worker RSS at the end: " + ", ".join(f"{mb:.0f} MB" for mb in extras["rss"])
+          + f"; Redis: {keys} keys of this run, {used / 1e6:.1f} MB")
 
 
 if __name__ == "__main__":

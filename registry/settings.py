@@ -290,6 +290,18 @@ USE_TZ = True
 
 FIXTURE_DIRS = [BASE_DIR / "fixtures"]
 
+# The exports (registry.xml, the CSVs): one directory per registry generation, built
+# by one process at a time (registry/namespaces/export_files.py). Every process that
+# serves them must share this directory; requests wait at most EXPORT_WAIT_SECONDS for
+# a build in progress before a 503 with Retry-After.
+EXPORT_ROOT = Path(env_str("EXPORT_ROOT", str(BASE_DIR / "var" / "exports")))
+EXPORT_WAIT_SECONDS = env_int("EXPORT_WAIT_SECONDS", 30)
+
+# Sessions read from the cache (Redis in production) and written through to the
+# database: a signed-in request costs no session query, and a session stays revocable
+# (logout, password change), which a signed-cookie session would not be.
+SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))

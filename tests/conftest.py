@@ -90,6 +90,31 @@ def _fresh_public_cache():
 
 
 @pytest.fixture(autouse=True)
+def _generation_moves_at_once(request):
+    """On PostgreSQL the registry generation moves at commit (a deferred trigger,
+    actions.registry_changed); a test inside a transaction never commits, so there
+    the trigger fires at once, as every test of the generation expects."""
+    marker = request.node.get_closest_marker("django_db")
+    wants_db = "db" in request.fixturenames or (
+        marker is not None and not marker.kwargs.get("transaction", False))
+    if not wants_db or "transactional_db" in request.fixturenames:
+        return
+    from django.db import connection
+
+    request.getfixturevalue("db")
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET CONSTRAINTS namespaces_generation_bump IMMEDIATE")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_exports(settings, tmp_path):
+    """Each test's export files in its own directory, for the same reason: a rolled-back
+    test's generation number comes round again with other rows."""
+    settings.EXPORT_ROOT = tmp_path / "exports"
+
+
+@pytest.fixture(autouse=True)
 def _rate_limits(request, settings):
     """Rate limits count per client in the cache across tests; only the tests marked
     ``rate_limits`` (which clear the cache) run with them on."""

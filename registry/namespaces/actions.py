@@ -67,12 +67,31 @@ def registry_changed(*, real_change_at: dt.datetime | None = None) -> None:
     given only by ``record_namespace_events``, for a change made in this registry."""
     if not connection.in_atomic_block:
         raise RuntimeError("registry_changed() belongs inside the change's transaction.")
+    if not any(entry[1] is _queue_export_build for entry in connection.run_on_commit):
+        transaction.on_commit(_queue_export_build, robust=True)  # once per transaction
+    if connection.vendor == "postgresql":
+        # Moved at commit by a deferred trigger (migration 0011): the generation row is
+        # locked for this transaction's commit only, so unrelated writers do not queue
+        # on it for their whole transaction, and the move still commits with the change.
+        with connection.cursor() as cursor:
+            cursor.execute(_BUMP_SQL, [real_change_at])
+        return
     stamps = {"changed_at": timezone.now(),
               **({"real_change_at": real_change_at} if real_change_at else {})}
     moved = RegistryGeneration.objects.filter(pk=1).update(number=F("number") + 1, **stamps)
     if not moved:
         RegistryGeneration.objects.get_or_create(
             pk=1, defaults={"token": secrets.token_hex(8), "number": 1, **stamps})
+
+
+_BUMP_SQL = "INSERT INTO namespaces_generationbump (real_change_at) VALUES (%s)"
+
+
+def _queue_export_build() -> None:
+    """The new generation's exports, built by a worker before most clients ask."""
+    from registry.namespaces.tasks import build_exports_task
+
+    build_exports_task.delay()
 
 
 def record_namespace_events(*events: NamespaceEvent, batch_size: int | None = None) -> None:

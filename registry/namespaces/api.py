@@ -16,7 +16,7 @@ from django.conf import settings
 from django.contrib.syndication.views import Feed
 from django.core.paginator import EmptyPage, Paginator
 from django.db.models.functions import Lower
-from django.http import HttpResponse, JsonResponse
+from django.http import JsonResponse
 from django.urls import reverse
 from django.utils.feedgenerator import Atom1Feed
 from django.views.decorators.csrf import csrf_exempt
@@ -31,13 +31,11 @@ from registry.namespaces.checker import (
     equivalence,
     split_lines,
 )
+from registry.namespaces.export_files import export_response
 from registry.namespaces.exports import (
     attach_version_facts,
     exported_namespaces,
     record_updated,
-    registry_csv,
-    registry_xml,
-    sub_registry_csv,
     template_url,
 )
 from registry.namespaces.models import Namespace, NamespaceEvent, reference_link
@@ -285,32 +283,22 @@ def _posted_urns(request) -> list[str]:
 
 @require_GET
 def registry_xml_view(request):
-    return public_document(request, lambda: HttpResponse(
-        registry_xml(request), content_type="application/xml; charset=utf-8"))
-
-
-def _csv_response(body: str, filename: str) -> HttpResponse:
-    response = HttpResponse(body, content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'inline; filename="{filename}"'
-    return response
+    return export_response(request, "registry.xml")
 
 
 @require_GET
 def registry_csv_view(request):
-    return public_document(request,
-                           lambda: _csv_response(registry_csv(), "urn-namespaces.csv"))
+    return export_response(request, "registry.csv")
 
 
 @require_GET
 def formal_csv_view(request):
-    return public_document(
-        request, lambda: _csv_response(sub_registry_csv("formal"), "urn-namespaces-1.csv"))
+    return export_response(request, "urn-namespaces-1.csv")
 
 
 @require_GET
 def informal_csv_view(request):
-    return public_document(
-        request, lambda: _csv_response(sub_registry_csv("informal"), "urn-namespaces-2.csv"))
+    return export_response(request, "urn-namespaces-2.csv")
 
 
 class TextAtom1Feed(Atom1Feed):

@@ -1,14 +1,15 @@
-"""The registry in IANA's formats, each built whole by one function from the rows
-the pages show:
+"""The registry in IANA's formats, written per record so that a document is its
+frame plus one fragment per namespace (export_files.py keeps the fragments and
+assembles the files):
 
-- :func:`registry_xml`: ``urn-namespaces.xml`` exactly as IANA publishes it, valid
-  against IANA's RELAX NG schema (``fixtures/iana/urn-namespaces.rng``). What that
-  schema cannot hold (status, deprecation pointer, versions) is in the JSON API and
-  the Atom feed instead.
-- :func:`sub_registry_csv`: IANA's CSV of one sub-registry (``urn-namespaces-1.csv``,
-  ``urn-namespaces-2.csv``), IANA's columns first.
-- :func:`registry_csv`: both sub-registries in one file with a ``kind`` column and
-  everything the registry knows of each row.
+- ``registry.xml``: ``urn-namespaces.xml`` exactly as IANA publishes it, valid
+  against IANA's RELAX NG schema (``fixtures/iana/urn-namespaces.rng``):
+  :func:`xml_frame` and one :func:`xml_fragment` per record. What that schema cannot
+  hold (status, deprecation pointer, versions) is in the JSON API and the Atom feed.
+- ``urn-namespaces-1.csv``, ``urn-namespaces-2.csv``: IANA's CSV of one sub-registry,
+  IANA's columns first (:func:`iana_csv_fragment`).
+- ``registry.csv``: both sub-registries in one file with a ``kind`` column and
+  everything the registry knows of each row (:func:`csv_fragment`).
 
 Stored text is made safe for its format here: characters XML 1.0 cannot carry are
 dropped, and CSV cells that a spreadsheet would run as a formula are neutralised.
@@ -20,6 +21,7 @@ import csv
 import datetime as dt
 import io
 import xml.etree.ElementTree as ET  # noqa: S405 - used to write XML only
+from collections.abc import Sequence
 
 from django.conf import settings
 from django.db.models import Count, Max
@@ -65,11 +67,6 @@ def exported_namespaces(kind: str | None = None):
     if kind == "informal":
         return queryset.informal().sorted_by("number")
     return queryset.order_by("kind", "informal_number", "nid")
-
-
-def _iana_order(ns: Namespace) -> tuple[int, str]:
-    """IANA's order within a sub-registry: formal by NID, informal by number."""
-    return (ns.informal_number or 0, ns.nid.lower())
 
 
 def attach_version_facts(namespaces: list[Namespace]) -> None:
@@ -135,11 +132,17 @@ def _typed(refs: list) -> list[Xref]:
 
 
 # --- XML ---------------------------------------------------------------------------
+#
+# Elements are written without a namespace and the root declares IANA's as its
+# default one, so that a record serialised alone (a fragment) is the very text it
+# is inside the document.
+
+RECORD_INDENT = "\n    "  # what precedes each <record> in the indented document
+_RECORDS_MARK = "records:{kind}"
 
 
 def _el(parent: ET.Element, tag: str, text: str | None = None, **attrs: str) -> ET.Element:
-    element = ET.SubElement(parent, f"{{{XML_NS}}}{tag}",
-                            {k: xml_safe(v) for k, v in attrs.items()})
+    element = ET.SubElement(parent, tag, {k: xml_safe(v) for k, v in attrs.items()})
     if text:
         element.text = xml_safe(text)
     return element
@@ -155,22 +158,19 @@ def _xref(parent: ET.Element, xref: Xref) -> ET.Element:
     return _el(parent, "xref", xref.get("text") or None, **attrs)
 
 
-def registry_xml(request: HttpRequest | None = None) -> bytes:
-    """The whole registry as IANA's ``urn-namespaces.xml`` (``request``: the one whose
-    registry generation was read already)."""
-    ET.register_namespace("", XML_NS)
-    root = ET.Element(f"{{{XML_NS}}}registry", id="urn-namespaces")
+def xml_frame(request: HttpRequest | None = None) -> list[str]:
+    """IANA's ``urn-namespaces.xml`` without its records, cut where each
+    sub-registry's records go: ``[head, between, tail]`` for the formal then the
+    informal records, each written as ``RECORD_INDENT + xml_fragment``.
+    (``request``: the one whose registry generation was read already.)"""
+    root = ET.Element("registry", {"xmlns": XML_NS, "id": "urn-namespaces"})
     _el(root, "title", REGISTRY_TITLE)
     _el(root, "category", REGISTRY_CATEGORY)
     metadata = _metadata()
     if updated := last_real_change(metadata, request):
         _el(root, "updated", updated.isoformat())
     _el(root, "note", REGISTRY_NOTE)
-    # One query for both sub-registries, and the experts' accounts read at most once.
-    by_kind: dict[str, list[Namespace]] = {kind: [] for kind in SUB_REGISTRIES}
-    for ns in exported_namespaces():
-        by_kind[ns.kind].append(ns)
-    from_accounts: str | None = None
+    from_accounts: str | None = None  # the experts' accounts read at most once
     for kind, (sub_id, title, rule_tail) in SUB_REGISTRIES.items():
         sub = _el(root, "registry", id=sub_id)
         _el(sub, "title", title)
@@ -183,8 +183,7 @@ def registry_xml(request: HttpRequest | None = None) -> bytes:
             line = from_accounts
         if line:
             _el(sub, "expert", line)
-        for ns in sorted(by_kind[kind], key=_iana_order):
-            _record(sub, ns)
+        sub.append(ET.Comment(_RECORDS_MARK.format(kind=kind)))
     people = _el(root, "people")
     for person in Person.objects.order_by("person_id"):
         element = _el(people, "person", id=person.person_id)
@@ -197,16 +196,23 @@ def registry_xml(request: HttpRequest | None = None) -> bytes:
         if person.updated:
             _el(element, "updated", person.updated.isoformat())
     ET.indent(root)
-    return ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    text = ET.tostring(root, encoding="utf-8", xml_declaration=True).decode()
+    parts = []
+    for kind in SUB_REGISTRIES:
+        head, text = text.split(RECORD_INDENT + f"<!--{_RECORDS_MARK.format(kind=kind)}-->", 1)
+        parts.append(head)
+    return [*parts, text]
 
 
-def _record(sub: ET.Element, ns: Namespace) -> None:
+def xml_fragment(ns: Namespace) -> str:
+    """The namespace's ``<record>``, indented as it is inside the document."""
     attrs = {}
     if ns.registered_on:
         attrs["date"] = ns.registered_on.isoformat()
     if updated := record_updated(ns):
         attrs["updated"] = updated.isoformat()
-    record = _el(sub, "record", **attrs)
+    holder = ET.Element("sub")
+    record = _el(holder, "record", **attrs)
     _el(record, "name", ns.nid)
     url = template_url(ns)
     references = _typed(ns.references)
@@ -216,17 +222,20 @@ def _record(sub: ET.Element, ns: Namespace) -> None:
                   {"type": "uri", "data": url, "text": f"{ns.nid}-template"})
         for xref in references:
             _xref(record, xref)
-        return
-    if url and not any(x.get("type") == "uri" and x.get("data") == url for x in references):
-        references = [{"type": "uri", "data": url, "text": ns.nid}, *references]
-    for xref in references:
-        _xref(record, xref)
-    contact = _el(record, "contact")
-    for xref in _typed(ns.contact):
-        if xref.get("type") == "text":
-            contact.text = xml_safe(xref.get("text", ""))
-        else:
-            _xref(contact, xref)
+    else:
+        if url and not any(x.get("type") == "uri" and x.get("data") == url
+                           for x in references):
+            references = [{"type": "uri", "data": url, "text": ns.nid}, *references]
+        for xref in references:
+            _xref(record, xref)
+        contact = _el(record, "contact")
+        for xref in _typed(ns.contact):
+            if xref.get("type") == "text":
+                contact.text = xml_safe(xref.get("text", ""))
+            else:
+                _xref(contact, xref)
+    ET.indent(record, level=2)
+    return ET.tostring(record, encoding="unicode")
 
 
 # --- CSV ---------------------------------------------------------------------------
@@ -248,11 +257,10 @@ def _bracketed(refs: list) -> str:
     return "".join(parts)
 
 
-def _write(rows: list[list[object]], header: list[str]) -> str:
+def csv_line(row: Sequence[object]) -> str:
+    """One CSV line (CRLF-terminated), every cell neutralised."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerow(header)
-    writer.writerows([csv_cell(v) for v in row] for row in rows)
+    csv.writer(out, lineterminator="\r\n").writerow([csv_cell(v) for v in row])
     return out.getvalue()
 
 
@@ -260,31 +268,26 @@ def _iso(date: dt.date | None) -> str:
     return date.isoformat() if date else ""
 
 
-def sub_registry_csv(kind: str) -> str:
-    """One sub-registry as IANA's CSV: URN Namespace, Template, Reference (for an
-    informal namespace, its contact), then the record's Date and Updated."""
-    rows = []
-    for ns in exported_namespaces(kind):
-        url = template_url(ns)
-        if kind == "formal":
-            template, reference = (f"{ns.nid}-template" if url else ""), _bracketed(ns.references)
-        else:
-            template = ns.nid if url else ""
-            reference = _bracketed(ns.contact)
-        rows.append([ns.nid, template, reference, _iso(ns.registered_on),
+def iana_csv_fragment(ns: Namespace) -> str:
+    """The namespace's line of its sub-registry's CSV as IANA publishes it: URN
+    Namespace, Template, Reference (for an informal namespace, its contact), then
+    the record's Date and Updated."""
+    url = template_url(ns)
+    if ns.kind == "formal":
+        template, reference = (f"{ns.nid}-template" if url else ""), _bracketed(ns.references)
+    else:
+        template = ns.nid if url else ""
+        reference = _bracketed(ns.contact)
+    return csv_line([ns.nid, template, reference, _iso(ns.registered_on),
                      _iso(record_updated(ns))])
-    return _write(rows, SUB_REGISTRY_CSV_COLUMNS)
 
 
-def registry_csv() -> str:
-    """Both sub-registries in one CSV, with a ``kind`` column, the template URL, the
-    status and the deprecation note."""
-    rows = []
-    for ns in exported_namespaces():
-        rows.append([
-            ns.kind, ns.nid, ns.informal_number or "", _iso(ns.registered_on),
-            _iso(record_updated(ns)), template_url(ns), _bracketed(ns.references),
-            _bracketed(ns.contact), ns.status, ns.status_note, _iso(ns.template_date),
-            ns.registry_note,
-        ])
-    return _write(rows, CSV_COLUMNS)
+def csv_fragment(ns: Namespace) -> str:
+    """The namespace's line of the combined CSV: its ``kind``, the template URL, the
+    status and the deprecation note beside IANA's columns."""
+    return csv_line([
+        ns.kind, ns.nid, ns.informal_number or "", _iso(ns.registered_on),
+        _iso(record_updated(ns)), template_url(ns), _bracketed(ns.references),
+        _bracketed(ns.contact), ns.status, ns.status_note, _iso(ns.template_date),
+        ns.registry_note,
+    ])

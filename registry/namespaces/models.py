@@ -328,3 +328,24 @@ class RegistryGeneration(models.Model):
     @property
     def key(self) -> str:
         return f"{self.token}-{self.number}"
+
+
+class ExportFragment(models.Model):
+    """One namespace's serialised piece of each export (its ``<record>`` of IANA's XML,
+    its row of IANA's sub-registry CSV and of the combined CSV), kept so that a new
+    generation's documents are a concatenation plus the records that changed.
+
+    Written only by the export builder (``export_files.build_exports``), which
+    compares ``stamp`` with what the namespace's row says now (its ``updated_at``,
+    its version facts, the format and SITE_URL) and rewrites a fragment that no
+    longer matches: a derived cache, never a source of truth."""
+
+    namespace = models.OneToOneField(Namespace, on_delete=models.CASCADE, primary_key=True,
+                                     related_name="export_fragment")
+    stamp = models.CharField(max_length=100)
+    xml = models.TextField()
+    iana_csv = models.TextField()
+    csv = models.TextField()
+
+    def __str__(self) -> str:
+        return f"export fragment of {self.namespace_id}"

@@ -33,7 +33,10 @@ from __future__ import annotations
 import gzip
 import hashlib
 import re
+import struct
 import threading
+import time
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -158,6 +161,35 @@ def _put(key: str, value: dict) -> None:
     local_store.put(key, value, value["size"])
 
 
+BUILD_WAIT_SECONDS = 2.0
+
+
+def _built_once(key: str, make: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """The entry, made by one process at a time: after a publish every process asks
+    for the new generation's pages at once, and during a storm of publishes that
+    would be every process rebuilding every page. The first takes a lock in the
+    cache and builds; the others wait (at most BUILD_WAIT_SECONDS) for its entry,
+    and build it themselves if the builder is gone without one (its page was a 404)."""
+    lock = key + ":building"
+    owner = cache.add(lock, 1, timeout=int(BUILD_WAIT_SECONDS) + 8)
+    if not owner:
+        deadline = time.monotonic() + BUILD_WAIT_SECONDS
+        while time.monotonic() < deadline:
+            time.sleep(0.005)
+            entry = _get(key)
+            if entry is not None:
+                return entry
+            if cache.get(lock) is None:
+                break
+    try:
+        entry = make()
+        _put(key, entry)
+        return entry
+    finally:
+        if owner:
+            cache.delete(lock)
+
+
 _seen = {"group": ""}  # the release and generation this process saw last
 # A host as a client writes it canonically: lower case, a port with no leading zero.
 _CANONICAL_HOST = re.compile(r"(?:[a-z0-9.-]+|\[[0-9a-f:.]+\])(?::[1-9][0-9]{0,4})?")
@@ -207,29 +239,95 @@ def public_page(request: HttpRequest, template_name: str, build: Callable[[], di
         whole = cast("dict[str, Any] | None", local_store.get(key + ":anonymous"))
         if whole is not None:
             return _anonymous_response(request, whole)
-    entry = _get(key) if key is not None else None
-    if entry is None:
+    def render() -> dict[str, Any]:
         context = build()
         slots = context.pop("slots", {})
         context.update(personal_slots=True, REVIEW_LIST_ADDRESS=settings.REVIEW_LIST_ADDRESS)
         body = render_to_string(template_name, context)
-        entry = {"body": body, "slots": slots, "size": len(body)}
-        if key is not None:
-            _put(key, entry)
+        return {"body": body, "slots": slots, "size": len(body)}
+
+    # A query the view did not make canonical (no key): built, never kept.
+    entry = render() if key is None else _get(key) or _built_once(key, render)
+    if not anonymous:
+        return _signed_in_response(request, key, entry)
     body = entry["body"]
     for name, slot_context in {"nav": {}, "messages": {}, **entry["slots"]}.items():
         body = body.replace(f"<!--slot:{name}-->", _render_slot(request, name, slot_context), 1)
-    if anonymous and key is not None:
-        # Every visitor without a session gets these very bytes: keep them, and their
-        # gzip form, in this process for the rest of the generation. (Compressing is
-        # safe here: such a page holds no secret, no CSRF token, nothing of a session.)
-        content = body.encode()
-        whole = {"content": content, "gzip": gzip.compress(content, compresslevel=6, mtime=0)}
-        whole["size"] = len(whole["content"]) + len(whole["gzip"])
-        local_store.put(key + ":anonymous", whole, whole["size"])
-        return _anonymous_response(request, whole)
-    response = HttpResponse(body)
-    patch_vary_headers(response, ["Cookie"])
+    if key is None:
+        response = HttpResponse(body)
+        patch_vary_headers(response, ["Cookie"])
+        return response
+    # Every visitor without a session gets these very bytes: keep them, and their
+    # gzip form, in this process for the rest of the generation. (Compressing is
+    # safe here: such a page holds no secret, no CSRF token, nothing of a session.)
+    content = body.encode()
+    whole = {"content": content, "gzip": gzip.compress(content, compresslevel=6, mtime=0)}
+    whole["size"] = len(whole["content"]) + len(whole["gzip"])
+    local_store.put(key + ":anonymous", whole, whole["size"])
+    return _anonymous_response(request, whole)
+
+
+# A signed-in visitor's page, gzip-compressed without a compression oracle (BREACH):
+# the shared body, which holds any text an attacker can put in a page (a search
+# query), is compressed once per generation in segments, each by its own compressor;
+# the visitor's slots (their name, address and masked CSRF token in the navigation)
+# go in between as stored, uncompressed deflate blocks, so no secret is ever
+# compressed, with or beside attacker text, and the response length reveals nothing
+# that the plain page's length does not.
+_SLOT_MARK = re.compile(r"<!--slot:([a-z_]+)-->")
+_GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"  # no name, mtime 0
+_DEFLATE_END = b"\x03\x00"  # an empty final block
+
+
+def _deflate_segment(data: bytes, level: int) -> bytes:
+    """``data`` as non-final raw deflate blocks that refer to nothing before them."""
+    compressor = zlib.compressobj(level, zlib.DEFLATED, -15)
+    return compressor.compress(data) + compressor.flush(zlib.Z_FULL_FLUSH)
+
+
+def _segments(key: str | None, entry: dict[str, Any]) -> dict[str, Any]:
+    """The shared body cut at its slots, as bytes and as compressed segments: once per
+    page and generation in this process (each time for a page that is not kept)."""
+    found = (cast("dict[str, Any] | None", local_store.get(key + ":segments"))
+             if key is not None else None)
+    if found is None:
+        pieces = _SLOT_MARK.split(entry["body"])
+        texts = [text.encode() for text in pieces[0::2]]
+        found = {"texts": texts, "names": pieces[1::2],
+                 "gzip": [_deflate_segment(text, 6) for text in texts]}
+        found["size"] = 2 * sum(len(text) for text in texts)
+        if key is not None:
+            local_store.put(key + ":segments", found, found["size"])
+    return found
+
+
+def _signed_in_response(request: HttpRequest, key: str | None,
+                        entry: dict[str, Any]) -> HttpResponse:
+    segments = _segments(key, entry)
+    contexts = {"nav": {}, "messages": {}, **entry["slots"]}
+    slots: list[bytes] = []
+    for name in segments["names"]:
+        if name in contexts:
+            slots.append(_render_slot(request, name, contexts.pop(name)).encode())
+        else:  # not a slot of this page, or one already filled: left as it was
+            slots.append(f"<!--slot:{name}-->".encode())
+    texts: list[bytes] = segments["texts"]
+    if _ACCEPTS_GZIP.search(request.META.get("HTTP_ACCEPT_ENCODING", "")):
+        out, crc, size = [_GZIP_HEADER], 0, 0
+        for index, text in enumerate(texts):
+            out.append(segments["gzip"][index])
+            crc, size = zlib.crc32(text, crc), size + len(text)
+            if index < len(slots):
+                out.append(_deflate_segment(slots[index], 0))
+                crc, size = zlib.crc32(slots[index], crc), size + len(slots[index])
+        out += [_DEFLATE_END, struct.pack("<II", crc, size & 0xFFFFFFFF)]
+        response = HttpResponse(b"".join(out))
+        response["Content-Encoding"] = "gzip"
+    else:
+        response = HttpResponse(b"".join(
+            part for index, text in enumerate(texts)
+            for part in (text, slots[index] if index < len(slots) else b"")))
+    patch_vary_headers(response, ["Cookie", "Accept-Encoding"])
     return response
 
 

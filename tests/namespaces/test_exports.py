@@ -27,7 +27,7 @@ def registered(registry, staff, registrant):
 def test_csv_opens_in_pythons_csv_module(client, registered):
     response = client.get("/registry.csv")
     assert response["Content-Type"].startswith("text/csv")
-    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    rows = list(csv.DictReader(io.StringIO(response.getvalue().decode())))
     assert len(rows) == 90
     nbn = next(r for r in rows if r["nid"] == "nbn")
     assert nbn["kind"] == "formal" and nbn["references"] == "[RFC8458]"
@@ -38,7 +38,7 @@ def test_csv_opens_in_pythons_csv_module(client, registered):
 
 
 def test_xml_is_well_formed_with_both_registries(client, registered):
-    root = etree.fromstring(client.get("/registry.xml").content)
+    root = etree.fromstring(client.get("/registry.xml").getvalue())
     ns = {"i": "http://www.iana.org/assignments"}
     formal = root.findall("i:registry[@id='urn-namespaces-1']/i:record", ns)
     informal = root.findall("i:registry[@id='urn-namespaces-2']/i:record", ns)
@@ -101,13 +101,13 @@ def test_etag_changes_when_the_registry_changes(client, registered, staff):
     namespace_register(kind="formal", nid="brandnew", values=complete_values(), actor=staff,
                        date=dt.date(2026, 11, 22))
     response = client.get("/registry.csv", HTTP_IF_NONE_MATCH=etag)
-    assert response.status_code == 200 and b"brandnew" in response.content
+    assert response.status_code == 200 and b"brandnew" in response.getvalue()
 
 
 def csv_rows(client, url):
     response = client.get(url)
     assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
-    return list(csv.reader(io.StringIO(response.content.decode())))
+    return list(csv.reader(io.StringIO(response.getvalue().decode())))
 
 
 @pytest.fixture
@@ -143,7 +143,7 @@ def test_the_combined_csv_has_a_kind_column_and_the_deprecation_note(client, ian
 
     namespace_set_status(namespace=Namespace.objects.by_nid("xmlorg").get(),
                          status="deprecated", comment="Use oasis instead.", actor=staff)
-    rows = list(csv.DictReader(io.StringIO(client.get("/registry.csv").content.decode())))
+    rows = list(csv.DictReader(io.StringIO(client.get("/registry.csv").getvalue().decode())))
     assert len(rows) == 102 and {r["kind"] for r in rows} == {"formal", "informal"}
     xmlorg = next(r for r in rows if r["nid"] == "xmlorg")
     assert (xmlorg["status"], xmlorg["status_note"]) == ("deprecated", "Use oasis instead.")

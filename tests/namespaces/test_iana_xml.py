@@ -87,7 +87,7 @@ def test_ianas_own_file_validates_against_its_schema(schema):
 
 def test_after_importing_ianas_xml_the_export_is_ianas_record_for_record(
         client, iana_registry, schema):
-    ours = client.get("/registry.xml").content
+    ours = client.get("/registry.xml").getvalue()
     assert schema.validate(etree.fromstring(ours)), schema.error_log
     assert_same_registry(ours, IANA_XML.read_bytes())
 
@@ -117,7 +117,7 @@ def test_a_newer_iana_file_imports_and_exports_as_iana_publishes_it(
     path = tmp_path / "urn-namespaces.xml"
     path.write_bytes(newer_iana_file())
     call_command("import_registry", str(path), verbosity=0)
-    ours = client.get("/registry.xml").content
+    ours = client.get("/registry.xml").getvalue()
     assert schema.validate(etree.fromstring(ours)), schema.error_log
     assert_same_registry(ours, path.read_bytes())
     newdraft = Namespace.objects.by_nid("newdraft").get()
@@ -130,7 +130,7 @@ def test_an_empty_database_imports_a_newer_file_directly(tmp_path, db, schema, c
     path = tmp_path / "urn-namespaces.xml"
     path.write_bytes(newer_iana_file())
     call_command("import_registry", str(path), verbosity=0)
-    assert_same_registry(client.get("/registry.xml").content, path.read_bytes())
+    assert_same_registry(client.get("/registry.xml").getvalue(), path.read_bytes())
 
 
 def test_reference_types_the_schema_does_not_know_are_kept(tmp_path, iana_registry):
@@ -201,7 +201,7 @@ def registered_here(iana_registry, staff, registrant):
 
 def test_registrations_made_here_are_published_as_iana_would(client, registered_here,
                                                              schema, registrant):
-    ours = client.get("/registry.xml").content
+    ours = client.get("/registry.xml").getvalue()
     root = etree.fromstring(ours)
     assert schema.validate(root), schema.error_log
     archive = root.find("i:registry/i:record[i:name='archive']", NS)
@@ -232,6 +232,6 @@ def test_stored_control_characters_never_break_the_xml(client, iana_registry, st
     Namespace.objects.by_nid("ctrl").update(
         references=[{"type": "text", "text": "Bad\x0bOrg\x1f"}])
     response = client.get("/registry.xml")
-    root = etree.fromstring(response.content)
+    root = etree.fromstring(response.getvalue())
     assert schema.validate(root), schema.error_log
     assert root.find("i:registry/i:record[i:name='ctrl']/i:xref", NS).text == "BadOrg"

@@ -7,7 +7,7 @@ from django.conf import settings
 from django.core.management import call_command
 
 from registry.namespaces import xrefs
-from registry.namespaces.exports import registry_xml
+from registry.namespaces.export_files import export_bytes
 from registry.namespaces.models import InformalNumberCounter, Namespace, TemplateVersion
 
 SOURCE = settings.BASE_DIR / "fixtures" / "iana-urn-namespaces.json"
@@ -59,7 +59,7 @@ def test_xml_export_round_trips_into_an_empty_database(tmp_path):
     call_command("import_registry", str(SOURCE), verbosity=0)
     before = snapshot()
     path = tmp_path / "registry.xml"
-    path.write_bytes(registry_xml())
+    path.write_bytes(export_bytes("registry.xml"))
     call_command("flush", interactive=False, verbosity=0)  # an empty database
     assert Namespace.objects.count() == 0
     call_command("import_registry", str(path), verbosity=0)

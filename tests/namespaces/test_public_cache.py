@@ -4,6 +4,9 @@ the shared body, and exports are built once per generation with ETag and 304."""
 
 import datetime as dt
 import gzip
+import re
+import threading
+import time
 
 import pytest
 from django.db import transaction
@@ -158,7 +161,7 @@ def test_exports_are_compressed_and_conditional(client, registry, path):
     zipped = client.get(path, HTTP_ACCEPT_ENCODING="gzip, br")
     assert plain.status_code == zipped.status_code == 200
     assert zipped["Content-Encoding"] == "gzip"
-    assert gzip.decompress(zipped.content) == plain.content
+    assert gzip.decompress(zipped.getvalue()) == plain.getvalue()
     assert "Accept-Encoding" in plain["Vary"]
     assert plain["ETag"] != zipped["ETag"]
     for etag in (plain["ETag"], zipped["ETag"], f"W/{zipped['ETag']}"):
@@ -172,7 +175,7 @@ def test_an_export_changes_with_the_registry(client, registry, staff):
     second = client.get("/registry.csv", HTTP_IF_NONE_MATCH=first["ETag"])
     assert second.status_code == 200
     assert second["ETag"] != first["ETag"]
-    assert b"newrow" in second.content and b"newrow" not in first.content
+    assert b"newrow" in second.getvalue() and b"newrow" not in first.getvalue()
 
 
 def test_exports_are_built_once_per_generation(client, registry, django_assert_max_num_queries):
@@ -213,3 +216,75 @@ def test_the_experts_named_on_the_registry_page_follow_role_and_name_changes(cli
     assert "Ada Reviewer" in named()
     role_revoke(user=person, role=EXPERT, reason="Stepped down.", actor=None)
     assert "Ada Reviewer" not in named()
+
+
+CSRF_VALUE = re.compile(rb'(name="csrfmiddlewaretoken" value=)"[^"]+"')
+
+
+def test_signed_in_pages_are_gzipped_with_the_visitors_part_never_compressed(
+        client, registry, registrant):
+    """BREACH: the visitor's own part (their address, the masked CSRF token) goes in
+    stored, uncompressed blocks beside a search query that an attacker chooses."""
+    client.force_login(registrant)
+    path = f"/search/?q={registrant.email}"
+    plain = client.get(path)
+    zipped = client.get(path, HTTP_ACCEPT_ENCODING="gzip, br")
+    assert "Content-Encoding" not in plain and zipped["Content-Encoding"] == "gzip"
+    assert {"Cookie", "Accept-Encoding"} <= {v.strip() for v in zipped["Vary"].split(",")}
+    unzipped = gzip.decompress(zipped.content)
+    assert CSRF_VALUE.sub(rb"\1", unzipped) == CSRF_VALUE.sub(rb"\1", plain.content)
+    nav = lxml_html.fromstring(unzipped).xpath("//nav")[0]
+    assert registrant.email in nav.text_content()
+    assert registrant.email.encode() in zipped.content  # stored as it is: never compressed
+    whole = client.get("/")
+    assert len(client.get("/", HTTP_ACCEPT_ENCODING="gzip").content) < len(whole.content) / 3
+
+
+def test_after_a_publish_one_process_builds_a_page_and_the_others_wait_for_it(db):
+    """Single flight: a second builder of the same entry waits for the first's."""
+    from registry.namespaces.public_cache import _built_once
+
+    started, release = threading.Event(), threading.Event()
+    made = []
+
+    def slow():
+        started.set()
+        release.wait(5)
+        made.append("first")
+        return {"body": "first", "slots": {}, "size": 5}
+
+    first = threading.Thread(target=_built_once, args=("public:page:test:k", slow))
+    first.start()
+    started.wait(5)
+    threading.Timer(0.2, release.set).start()
+    entry = _built_once("public:page:test:k", lambda: made.append("second") or {})
+    first.join(5)
+    assert entry["body"] == "first" and made == ["first"]
+
+
+def test_a_waiter_builds_itself_when_the_builder_fails(db):
+    from django.http import Http404
+
+    from registry.namespaces.public_cache import BUILD_WAIT_SECONDS, _built_once
+
+    started, release = threading.Event(), threading.Event()
+
+    def failing():
+        started.set()
+        release.wait(5)
+        raise Http404
+
+    def run():
+        with pytest.raises(Http404):
+            _built_once("public:page:test:gone", failing)
+
+    first = threading.Thread(target=run)
+    first.start()
+    started.wait(5)
+    release.set()
+    waited = time.monotonic()
+    entry = _built_once("public:page:test:gone",
+                        lambda: {"body": "mine", "slots": {}, "size": 4})
+    first.join(5)
+    assert entry["body"] == "mine"
+    assert time.monotonic() - waited < BUILD_WAIT_SECONDS  # not left waiting for the bound

@@ -78,7 +78,7 @@ def test_apply_records_every_change_as_an_event(iana_registry, newer):
 def test_synced_changes_do_not_count_as_changes_made_here(client, iana_registry, newer):
     run(str(newer), "--apply")
     assert current_generation().real_change_at is None
-    assert b"<updated>2026-05-28</updated>" in client.get("/registry.xml").content
+    assert b"<updated>2026-05-28</updated>" in client.get("/registry.xml").getvalue()
 
 
 def test_rows_only_held_here_are_reported_never_removed(iana_registry, tmp_path):

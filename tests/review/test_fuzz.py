@@ -101,7 +101,7 @@ def _exports_parse(client):
     import feedparser
     from lxml import etree
 
-    etree.fromstring(client.get("/registry.xml").content)
+    etree.fromstring(client.get("/registry.xml").getvalue())
     feed = feedparser.parse(client.get("/feed.atom").content)
     assert not feed.bozo, feed.get("bozo_exception")
     assert client.get("/registry.csv").status_code == 200

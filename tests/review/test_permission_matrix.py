@@ -376,7 +376,7 @@ def _gives_away(response, marker: str) -> bool:
     anywhere a reader finds it once the HTML is parsed (the visible text, attribute
     values, comments; in any letter case), so that neither an escape nor markup between
     its letters can hide a leak."""
-    if marker in response.content.decode(errors="replace"):
+    if marker in response.getvalue().decode(errors="replace"):
         return True
     if not response.get("Content-Type", "").startswith("text/html"):
         return False
