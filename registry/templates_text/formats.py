@@ -146,7 +146,7 @@ def text_lines(text: str) -> list[Line]:
 
 # -- markdown and kramdown ------------------------------------------------------
 
-_ATX = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_ATX = re.compile(r"(#{1,6})[ \t]")
 _SETEXT = re.compile(r"^(=+|-+)\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _IAL = re.compile(r"^\s*\{:[^}]*\}\s*$|^\s*\{::[^}]*/\}\s*$|^\s*\{[a-z-]+=[^}]*\}\s*$")
@@ -156,11 +156,10 @@ _LINK_EMPTY = re.compile(r"\[\]\(#([^)]+)\)")
 _LINK_ANCHOR = re.compile(r"\[([^\]]+)\]\(#[^)]*\)")
 _LINK_URL = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
 _STRONG = re.compile(r"(\*\*|__)(.+?)\1")
-_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 
 
 def markdown_lines(text: str) -> list[Line]:
-    text = _COMMENT.sub("", text)
+    text = drop_between(text, "<!--", "-->")
     raw = text.split("\n")
     lines: list[Line] = []
     fenced = False
@@ -182,7 +181,7 @@ def markdown_lines(text: str) -> list[Line]:
             continue
         m = _ATX.match(line)
         if m:
-            lines.append(Line(_inline(m.group(2)), heading=len(m.group(1))))
+            lines.append(Line(_inline(_atx_title(line[m.end():])), heading=len(m.group(1))))
             continue
         # kramdown definitions (": text") and block quotes ("> text") become
         # indentation of the same width.
@@ -197,6 +196,12 @@ def markdown_lines(text: str) -> list[Line]:
             line = " " * (len(line) - len(stripped) + 1) + stripped[1:]
         lines.append(Line(_inline(line.rstrip())))
     return lines
+
+
+def _atx_title(text: str) -> str:
+    """The title of "## Syntax ##": without its closing hashes and spaces (string
+    methods, not a pattern: three overlapping runs of spaces were cubic)."""
+    return text.strip().rstrip("#").rstrip()
 
 
 def _inline(text: str) -> str:
@@ -214,9 +219,9 @@ _BLOCKS = {"t", "artwork", "sourcecode", "figure", "ul", "ol", "list", "dl", "bl
 
 
 def xml_lines(text: str) -> list[Line]:
-    body = re.sub(r"<\?.*?\?>", "", text, flags=re.DOTALL)
-    body = re.sub(r"<!DOCTYPE[^[>]*(\[.*?\])?\s*>", "", body, flags=re.DOTALL)
-    body = _COMMENT.sub("", body)
+    body = drop_between(text, "<?", "?>")
+    body = _drop_doctype(body)
+    body = drop_between(body, "<!--", "-->")
     body = re.sub(r"&([A-Za-z][A-Za-z0-9]*);", _entity, body)
     try:
         root = SafeET.fromstring(f"<root>{body}</root>")
@@ -225,6 +230,35 @@ def xml_lines(text: str) -> list[Line]:
     out: list[Line] = []
     _walk(root, out, depth=0)
     return out
+
+
+def drop_between(text: str, start: str, end: str) -> str:
+    """``text`` without each ``start ... end`` (comments, processing instructions);
+    an unclosed ``start`` and what follows it are kept. One pass with ``str.find``:
+    a lazy ``start.*?end`` pattern rescans the rest of the text from every unclosed
+    ``start`` (quadratic)."""
+    out: list[str] = []
+    position = 0
+    while (opening := text.find(start, position)) >= 0:
+        closing = text.find(end, opening + len(start))
+        if closing < 0:
+            break
+        out.append(text[position:opening])
+        position = closing + len(end)
+    out.append(text[position:])
+    return "".join(out)
+
+
+def _drop_doctype(text: str) -> str:
+    """The document type declaration, with its internal subset ``[...]``, removed."""
+    opening = text.find("<!DOCTYPE")
+    if opening < 0:
+        return text
+    bracket, close = text.find("[", opening), text.find(">", opening)
+    if 0 <= bracket < close:
+        subset_end = text.find("]", bracket)
+        close = text.find(">", subset_end) if subset_end >= 0 else -1
+    return text if close < 0 else text[:opening] + text[close + 1:]
 
 
 def _entity(m: re.Match[str]) -> str:

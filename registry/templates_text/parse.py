@@ -9,16 +9,14 @@ from dataclasses import dataclass, field
 
 from registry.templates_text import labels as L
 from registry.templates_text.formats import Line, decode, detect_format, to_lines
+from registry.templates_text.registrant import FIELDS as REGISTRANT_FIELDS
 from registry.templates_text.registrant import Registrant, parse_registrant
 
-# The app's text fields (registry.namespaces.template.TEXT_FIELDS), in order.
-# Repeated here because this package imports nothing from Django.
-TEXT_FIELDS: tuple[str, ...] = (
-    "registrant_organisation", "registrant_address", "contact_name", "contact_email",
-    "contact_phone", "contact_postal", "purpose", "syntax", "assignment", "security",
-    "interoperability", "resolution", "documentation", "additional_information",
-    "revision_information",
-)
+# The app's text fields (registry.namespaces.template.TEXT_FIELDS), in order: the
+# registrant's, then those the labels fill. Derived from the parser's own tables
+# (this package imports nothing from Django); tests/templates_text assert it equals
+# the model's list, so a new template field cannot be missed here.
+TEXT_FIELDS: tuple[str, ...] = REGISTRANT_FIELDS + L.TEXT_TARGETS
 
 _NID_TOKEN = r"[A-Za-z0-9][A-Za-z0-9-]{0,30}[A-Za-z0-9]"  # noqa: S105 (a pattern)
 _QUOTED_NID = re.compile(r"[\"'\u201c\u2018`]\s*(" + _NID_TOKEN + r")\s*[\"'\u201d\u2019`]")
@@ -102,9 +100,9 @@ def parse_template(data: bytes | str) -> ParsedTemplate:
     ``problems`` and ``unmapped``, never dropped."""
     text = decode(data)
     fmt = detect_format(text)
-    parts = _segment(to_lines(text, fmt))
+    parts = segment(to_lines(text, fmt))
     result = ParsedTemplate(format=fmt)
-    _assemble(parts, result)
+    assemble(parts, result)
     if not any(p.spec for p in parts):
         result.layout_found = False
         result.problems.insert(0, "No label of a registration template (RFC 8141 Appendix A, "
@@ -114,7 +112,7 @@ def parse_template(data: bytes | str) -> ParsedTemplate:
 
 # -- segmentation -------------------------------------------------------------------
 
-def _segment(lines: list[Line]) -> list[_Part]:
+def segment(lines: list[Line]) -> list[_Part]:
     parts = [_Part("", None, None)]
     base_indent: int | None = None
     for line in lines:
@@ -173,7 +171,7 @@ def _clean_block(lines: list[str]) -> str:
 
 # -- from parts to fields -----------------------------------------------------------------
 
-def _assemble(parts: list[_Part], result: ParsedTemplate) -> None:
+def assemble(parts: list[_Part], result: ParsedTemplate) -> None:
     chunks: dict[str, list[str]] = {}
     registration: list[str] = []
     registrant_texts: list[str] = []
@@ -209,9 +207,9 @@ def _assemble(parts: list[_Part], result: ParsedTemplate) -> None:
     for name in TEXT_FIELDS:
         if name in chunks:
             result.fields[name] = "\n\n".join(chunks[name])
-    if registrant.organisation:
-        result.registrant_organisation = registrant.organisation
-    result.contact_email = registrant.email
+    if registrant.registrant_organisation:
+        result.registrant_organisation = registrant.registrant_organisation
+    result.contact_email = registrant.contact_email
     _report(result, nid_texts, registration)
 
 
@@ -220,12 +218,8 @@ def _only_titles(text: str) -> bool:
 
 
 def _apply_registrant(registrant: Registrant, result: ParsedTemplate) -> None:
-    for name, value in (("registrant_organisation", registrant.organisation),
-                        ("registrant_address", registrant.address),
-                        ("contact_name", registrant.contact_name),
-                        ("contact_email", registrant.email),
-                        ("contact_phone", registrant.phone),
-                        ("contact_postal", registrant.postal)):
+    for name in REGISTRANT_FIELDS:
+        value = getattr(registrant, name)
         if value:
             result.fields[name] = value
     if registrant.leftover:
