@@ -38,7 +38,7 @@ _VERSION = re.compile(r"\bversion(?:\s+number)?\s*(?:[:#=]|is)?\s*(\d+)\b", re.I
 _DATE_LABEL = re.compile(r"\b(?:registration\s+)?date\s*:?\s*(.+)$", re.IGNORECASE | re.MULTILINE)
 _PLACEHOLDER = re.compile(
     r"\b(?:TBD|TBA|TBC|TODO|FIXME)\b|\bYYYY-MM-DD\b|\b(?:19|20)[\d?X]{0,2}\?[-\d?X]*|"
-    r"\bRFC\s?(?:X{3,4}|N{3,4}|\?{3,4})\b|\[\s*RFC\s*Editor[^\]]*\]|"
+    r"\bRFC\s?(?:X{3,4}|N{3,4}|\?{3,4})\b|\[\s*RFC\s*Editor[^\[\]]*\]|"
     r"\bRFC\s+Editor:\s*please\s+replace\b|\bXXXX+\b|"
     r"^\s*to be (?:assigned|determined|supplied)\b", re.IGNORECASE)
 _MONTHS = {m: i for i, m in enumerate(
@@ -220,10 +220,13 @@ def split_templates(parts: list[_Part]) -> list[list[_Part]]:
 
 def _clean_block(lines: list[str]) -> str:
     lines = [line.rstrip() for line in lines]
-    while lines and not lines[0].strip():
-        lines = lines[1:]
-    while lines and not lines[-1].strip():
-        lines = lines[:-1]
+    # Blank lines around the block dropped by index (slicing one at a time is quadratic).
+    start, end = 0, len(lines)
+    while start < end and not lines[start]:
+        start += 1
+    while end > start and not lines[end - 1]:
+        end -= 1
+    lines = lines[start:end]
     if not lines:
         return ""
     if len(lines) > 1 and lines[0] == lines[0].lstrip():
