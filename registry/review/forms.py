@@ -22,7 +22,14 @@ from registry.namespaces.template import (
 )
 from registry.review.models import Comment, RegistrationRequest
 from registry.review.validation import nid_problems
-from registry.templates_text import MAX_BYTES, ParsedTemplate, TemplateTextError, parse_template
+from registry.templates_text import (
+    MAX_BYTES,
+    MAX_TEMPLATES,
+    ParsedTemplate,
+    TemplateTextError,
+    parse_templates,
+    several_templates,
+)
 from registry.text_policy import TextPolicyForm
 from registry.urns.profiles import profile_problems
 
@@ -235,6 +242,8 @@ class TemplateImportForm(forms.Form):
                   "Internet-Draft text, markdown, kramdown or xml2rfc XML.",
     )
     template_file = forms.FileField(label="or upload it", required=False)
+    # Which template fills the form when the text holds several (1 = the first).
+    template_number = forms.IntegerField(required=False, min_value=1, max_value=MAX_TEMPLATES)
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -247,19 +256,43 @@ class TemplateImportForm(forms.Form):
                 if upload.size > MAX_BYTES:
                     raise TemplateTextError(f"The file is larger than {MAX_BYTES // 1000} kB; "
                                             "upload only the registration template.")
-                self.parsed: ParsedTemplate = parse_template(upload.read())
+                self.templates: list[ParsedTemplate] = parse_templates(upload.read())
             else:
-                self.parsed = parse_template(text)
+                self.templates = parse_templates(text)
         except TemplateTextError as exc:
             field = "template_file" if upload is not None else "template_text"
             self.add_error(field, str(exc))
+            return data
+        number = data.get("template_number") or 1
+        if number > len(self.templates):
+            self.add_error("template_number", f"This text holds only {len(self.templates)} "
+                                              "template(s).")
+            return data
+        self.chosen = number - 1
+        self.parsed: ParsedTemplate = self.templates[self.chosen]
+        if len(self.templates) > 1:
+            self.parsed.problems.insert(0, several_templates(self.templates, self.chosen))
         return data
+
+    @property
+    def choices(self) -> list[tuple[int, ParsedTemplate]]:
+        """The templates of a text that holds several, numbered from 1, for the
+        registrant to pick the one that fills the form; empty for one template."""
+        templates = getattr(self, "templates", [])
+        return list(enumerate(templates, start=1)) if len(templates) > 1 else []
 
     def prefill(self, data: QueryDict, *, revision: bool) -> tuple[QueryDict, list[str]]:
         """``data`` (what the request form holds now) with every field the
         template gives replaced; and the labels of the fields it filled."""
         merged = data.copy()
         filled = []
+        # A field another template of the same text fills but the chosen one does not
+        # is emptied: a value left from filling in the other template would merge them.
+        others = {name for n, t in enumerate(self.templates) if n != self.chosen
+                  for name in t.fields} - set(self.parsed.fields)
+        for name in TEXT_FIELDS:
+            if name in others:
+                merged[name] = ""
         for name, value in self.parsed.fields.items():
             if value.strip() and (name != "revision_information" or revision):
                 merged[name] = value

@@ -71,8 +71,8 @@ def detect_format(text: str) -> str:
     head = text.lstrip()[:2000]
     if head.startswith("<") and re.search(r"<(t|section|rfc|dl|artwork|\?xml)\b", text):
         return "xml"
-    if re.search(r"^(#{1,6}\s+\S|[=-]{3,}\s*$|:\s+\S|>\s|\{:[^}]*\}\s*$|~~~|```)", text,
-                 re.MULTILINE):
+    if re.search(r"^(#{1,6}[ \t]+\S|[=-]{3,}[ \t]*$|:[ \t]+\S|>\s|\{:[^{}\n]*\}[ \t]*$|~~~|```)",
+                 text, re.MULTILINE):
         return "markdown"
     return "text"
 
@@ -146,21 +146,22 @@ def text_lines(text: str) -> list[Line]:
 
 # -- markdown and kramdown ------------------------------------------------------
 
-_ATX = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_ATX = re.compile(r"(#{1,6})[ \t]")
 _SETEXT = re.compile(r"^(=+|-+)\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _IAL = re.compile(r"^\s*\{:[^}]*\}\s*$|^\s*\{::[^}]*/\}\s*$|^\s*\{[a-z-]+=[^}]*\}\s*$")
-_HTML_TAG = re.compile(r"</?(?:br|p|b|i|em|strong|span|div|sup|sub|u|small)\b[^>]*>",
+# Linear time: a run that may fail to close stops at the character that opens the
+# next attempt ("[^\[\]]", not "[^\]]"), so no text is scanned from each opener.
+_HTML_TAG = re.compile(r"</?(?:br|p|b|i|em|strong|span|div|sup|sub|u|small)\b[^<>]*>",
                        re.IGNORECASE)
-_LINK_EMPTY = re.compile(r"\[\]\(#([^)]+)\)")
-_LINK_ANCHOR = re.compile(r"\[([^\]]+)\]\(#[^)]*\)")
-_LINK_URL = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
+_LINK_EMPTY = re.compile(r"\[\]\(#([^()]+)\)")
+_LINK_ANCHOR = re.compile(r"\[([^\[\]]+)\]\(#[^()]*\)")
+_LINK_URL = re.compile(r"\[([^\[\]]+)\]\(([^()\s]+)\)")
 _STRONG = re.compile(r"(\*\*|__)(.+?)\1")
-_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 
 
 def markdown_lines(text: str) -> list[Line]:
-    text = _COMMENT.sub("", text)
+    text = drop_between(text, "<!--", "-->")
     raw = text.split("\n")
     lines: list[Line] = []
     fenced = False
@@ -182,7 +183,7 @@ def markdown_lines(text: str) -> list[Line]:
             continue
         m = _ATX.match(line)
         if m:
-            lines.append(Line(_inline(m.group(2)), heading=len(m.group(1))))
+            lines.append(Line(_inline(_atx_title(line[m.end():])), heading=len(m.group(1))))
             continue
         # kramdown definitions (": text") and block quotes ("> text") become
         # indentation of the same width.
@@ -197,6 +198,12 @@ def markdown_lines(text: str) -> list[Line]:
             line = " " * (len(line) - len(stripped) + 1) + stripped[1:]
         lines.append(Line(_inline(line.rstrip())))
     return lines
+
+
+def _atx_title(text: str) -> str:
+    """The title of "## Syntax ##": without its closing hashes and spaces (string
+    methods, not a pattern: three overlapping runs of spaces were cubic)."""
+    return text.strip().rstrip("#").rstrip()
 
 
 def _inline(text: str) -> str:
@@ -214,17 +221,61 @@ _BLOCKS = {"t", "artwork", "sourcecode", "figure", "ul", "ol", "list", "dl", "bl
 
 
 def xml_lines(text: str) -> list[Line]:
-    body = re.sub(r"<\?.*?\?>", "", text, flags=re.DOTALL)
-    body = re.sub(r"<!DOCTYPE[^[>]*(\[.*?\])?\s*>", "", body, flags=re.DOTALL)
-    body = _COMMENT.sub("", body)
+    body = drop_between(text, "<?", "?>")
+    body = _drop_doctype(body)
+    body = drop_between(body, "<!--", "-->")
     body = re.sub(r"&([A-Za-z][A-Za-z0-9]*);", _entity, body)
     try:
         root = SafeET.fromstring(f"<root>{body}</root>")
     except (ET.ParseError, DefusedXmlException):
         return _xml_by_regex(body)
+    if _depth(root) > MAX_XML_DEPTH:  # the walk below recurses once per level
+        return _xml_by_regex(body)
     out: list[Line] = []
     _walk(root, out, depth=0)
     return out
+
+
+# Deeper XML is read by its tags: xml2rfc documents nest a few levels, not hundreds.
+MAX_XML_DEPTH = 100
+
+
+def _depth(root: ET.Element) -> int:
+    deepest, stack = 0, [(root, 0)]
+    while stack:
+        element, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in element)
+    return deepest
+
+
+def drop_between(text: str, start: str, end: str) -> str:
+    """``text`` without each ``start ... end`` (comments, processing instructions);
+    an unclosed ``start`` and what follows it are kept. One pass with ``str.find``:
+    a lazy ``start.*?end`` pattern rescans the rest of the text from every unclosed
+    ``start`` (quadratic)."""
+    out: list[str] = []
+    position = 0
+    while (opening := text.find(start, position)) >= 0:
+        closing = text.find(end, opening + len(start))
+        if closing < 0:
+            break
+        out.append(text[position:opening])
+        position = closing + len(end)
+    out.append(text[position:])
+    return "".join(out)
+
+
+def _drop_doctype(text: str) -> str:
+    """The document type declaration, with its internal subset ``[...]``, removed."""
+    opening = text.find("<!DOCTYPE")
+    if opening < 0:
+        return text
+    bracket, close = text.find("[", opening), text.find(">", opening)
+    if 0 <= bracket < close:
+        subset_end = text.find("]", bracket)
+        close = text.find(">", subset_end) if subset_end >= 0 else -1
+    return text if close < 0 else text[:opening] + text[close + 1:]
 
 
 def _entity(m: re.Match[str]) -> str:
@@ -351,17 +402,35 @@ def _flow_into(element: ET.Element, pieces: list[str]) -> None:
 
 
 def _xml_by_regex(body: str) -> list[Line]:
-    """Markup that does not parse as XML: tags stripped, sections still headings."""
+    """Markup that does not parse as XML: tags stripped, sections still headings.
+    Tags are found by ``<[^<>]*>`` and read one at a time, so a tag that never closes
+    costs only its own length."""
     out: list[Line] = []
-    body = re.sub(r"<section[^>]*\btitle=\"([^\"]*)\"[^>]*>", "\n\x01\\1\n", body)
-    body = re.sub(r"<name>(.*?)</name>", "\n\x01\\1\n", body, flags=re.DOTALL)
-    body = re.sub(r"<(vspace|br)[^>]*/>|</?t>|</?(dl|dt|li|ul|ol)>", "\n", body)
-    body = re.sub(r"<dd>", "\n   ", body)
-    body = re.sub(r"<xref[^>]*target=\"([^\"]*)\"[^>]*/>", "[\\1]", body)
-    body = html.unescape(re.sub(r"<[^>]+>", "", body))
+    body = _TAG.sub(_tag_text, body)
+    body = html.unescape(re.sub(r"<[^<>]+>", "", body))
     for line in body.split("\n"):
         if line.startswith("\x01"):
             out.append(Line(line[1:].strip(), heading=1))
         else:
             out.append(Line(" ".join(line.split()) if line.strip() else ""))
     return out
+
+
+_TAG = re.compile(r"<(/?)([A-Za-z][\w.:-]*)([^<>]*)>")
+_ATTRIBUTE = re.compile(r"\b(title|target)=\"([^\"<>]*)\"")
+
+
+def _tag_text(m: re.Match[str]) -> str:
+    closing, name, rest = m.group(1), m.group(2).lower(), m.group(3)
+    attributes = dict(_ATTRIBUTE.findall(rest))
+    if name == "section" and not closing and "title" in attributes:
+        return f"\n\x01{attributes['title']}\n"
+    if name == "name":  # the v3 title of a section: a heading line of its own
+        return "\n" if closing else "\n\x01"
+    if name in ("vspace", "br", "t", "dl", "dt", "li", "ul", "ol"):
+        return "\n"
+    if name == "dd":
+        return "" if closing else "\n   "
+    if name == "xref" and not closing and "target" in attributes:
+        return f"[{attributes['target']}]"
+    return m.group(0)

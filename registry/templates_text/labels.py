@@ -69,6 +69,11 @@ _add("documentation", True, "relevant ancillary documentation", "ancillary docum
 _add("additional_information", False, "additional information")
 _add("revision_information", False, "revision information", "revision history")
 
+# The template text fields the labels fill, in the order they are added above.
+TEXT_TARGETS: tuple[str, ...] = tuple(dict.fromkeys(
+    label.target for label in _LABELS.values()
+    if label.target not in (NID, VERSION, DATE, REGISTRATION, REGISTRANT)))
+
 # Longest first, so "registration version number" wins over "version".
 _NAMES = sorted(_LABELS, key=len, reverse=True)
 _LABEL_RE = re.compile(

@@ -8,17 +8,22 @@ import textwrap
 from dataclasses import dataclass, field
 
 from registry.templates_text import labels as L
-from registry.templates_text.formats import Line, decode, detect_format, to_lines
+from registry.templates_text.formats import (
+    Line,
+    TemplateTextError,
+    decode,
+    detect_format,
+    to_lines,
+)
+from registry.templates_text.registrant import FIELDS as REGISTRANT_FIELDS
+from registry.templates_text.registrant import MAX_CHARS as REGISTRANT_MAX_CHARS
 from registry.templates_text.registrant import Registrant, parse_registrant
 
-# The app's text fields (registry.namespaces.template.TEXT_FIELDS), in order.
-# Repeated here because this package imports nothing from Django.
-TEXT_FIELDS: tuple[str, ...] = (
-    "registrant_organisation", "registrant_address", "contact_name", "contact_email",
-    "contact_phone", "contact_postal", "purpose", "syntax", "assignment", "security",
-    "interoperability", "resolution", "documentation", "additional_information",
-    "revision_information",
-)
+# The app's text fields (registry.namespaces.template.TEXT_FIELDS), in order: the
+# registrant's, then those the labels fill. Derived from the parser's own tables
+# (this package imports nothing from Django); tests/templates_text assert it equals
+# the model's list, so a new template field cannot be missed here.
+TEXT_FIELDS: tuple[str, ...] = REGISTRANT_FIELDS + L.TEXT_TARGETS
 
 _NID_TOKEN = r"[A-Za-z0-9][A-Za-z0-9-]{0,30}[A-Za-z0-9]"  # noqa: S105 (a pattern)
 _QUOTED_NID = re.compile(r"[\"'\u201c\u2018`]\s*(" + _NID_TOKEN + r")\s*[\"'\u201d\u2019`]")
@@ -33,7 +38,7 @@ _VERSION = re.compile(r"\bversion(?:\s+number)?\s*(?:[:#=]|is)?\s*(\d+)\b", re.I
 _DATE_LABEL = re.compile(r"\b(?:registration\s+)?date\s*:?\s*(.+)$", re.IGNORECASE | re.MULTILINE)
 _PLACEHOLDER = re.compile(
     r"\b(?:TBD|TBA|TBC|TODO|FIXME)\b|\bYYYY-MM-DD\b|\b(?:19|20)[\d?X]{0,2}\?[-\d?X]*|"
-    r"\bRFC\s?(?:X{3,4}|N{3,4}|\?{3,4})\b|\[\s*RFC\s*Editor[^\]]*\]|"
+    r"\bRFC\s?(?:X{3,4}|N{3,4}|\?{3,4})\b|\[\s*RFC\s*Editor[^\[\]]*\]|"
     r"\bRFC\s+Editor:\s*please\s+replace\b|\bXXXX+\b|"
     r"^\s*to be (?:assigned|determined|supplied)\b", re.IGNORECASE)
 _MONTHS = {m: i for i, m in enumerate(
@@ -96,25 +101,57 @@ class _Part:
         return _clean_block(self.lines)
 
 
-def parse_template(data: bytes | str) -> ParsedTemplate:
-    """Read one template. Raises TemplateTextError for input that is not a
-    template at all (empty, binary, too large); anything else is reported in
-    ``problems`` and ``unmapped``, never dropped."""
+# More templates than this in one text are refused: no RFC registers that many
+# namespaces, and each would be a choice on the request form.
+MAX_TEMPLATES = 20
+
+
+def parse_templates(data: bytes | str) -> list[ParsedTemplate]:
+    """Every template in a text, in order (at least one). A text may hold several
+    (RFC 5134 registers two namespaces): each starts at its Namespace ID label,
+    and none is merged into another. Raises TemplateTextError for input that is
+    not a template at all (empty, binary, too large, too many templates);
+    anything else is reported in ``problems`` and ``unmapped``, never dropped."""
     text = decode(data)
     fmt = detect_format(text)
-    parts = _segment(to_lines(text, fmt))
-    result = ParsedTemplate(format=fmt)
-    _assemble(parts, result)
-    if not any(p.spec for p in parts):
-        result.layout_found = False
-        result.problems.insert(0, "No label of a registration template (RFC 8141 Appendix A, "
-                                  "RFC 3406 or RFC 2611) was found in this text.")
-    return result
+    groups = split_templates(segment(to_lines(text, fmt)))
+    if len(groups) > MAX_TEMPLATES:
+        raise TemplateTextError(f"This text holds {len(groups)} templates; paste at most "
+                                f"{MAX_TEMPLATES}, or one at a time.")
+    results = []
+    for parts in groups:
+        result = ParsedTemplate(format=fmt)
+        assemble(parts, result)
+        if not any(p.spec for p in parts):
+            result.layout_found = False
+            result.problems.insert(0, "No label of a registration template (RFC 8141 "
+                                      "Appendix A, RFC 3406 or RFC 2611) was found in this "
+                                      "text.")
+        results.append(result)
+    return results
+
+
+def parse_template(data: bytes | str) -> ParsedTemplate:
+    """The first template of a text (see :func:`parse_templates`); when the text
+    holds more, the first problem says so and names the others."""
+    templates = parse_templates(data)
+    first = templates[0]
+    if len(templates) > 1:
+        first.problems.insert(0, several_templates(templates, chosen=0))
+    return first
+
+
+def several_templates(templates: list[ParsedTemplate], chosen: int) -> str:
+    """"This text holds 2 templates (epc, epcglobal); this is the first, epc."."""
+    names = ", ".join(t.nid or f"template {n} (no NID)" for n, t in enumerate(templates, 1))
+    which = templates[chosen].nid or "the one without an NID"
+    return (f"This text holds {len(templates)} templates ({names}); this is number "
+            f"{chosen + 1}, {which}. Nothing from the others is used.")
 
 
 # -- segmentation -------------------------------------------------------------------
 
-def _segment(lines: list[Line]) -> list[_Part]:
+def segment(lines: list[Line]) -> list[_Part]:
     parts = [_Part("", None, None)]
     base_indent: int | None = None
     for line in lines:
@@ -155,12 +192,41 @@ def _segment(lines: list[Line]) -> list[_Part]:
     return parts
 
 
+def split_templates(parts: list[_Part]) -> list[list[_Part]]:
+    """The parts of each template: a Namespace ID part after the one of the template
+    being read starts the next template, taking with it the unlabelled parts just
+    before it (its title, "5. The EPCglobal namespace"). A second Namespace ID with
+    no other field after it is not a template of its own."""
+    groups: list[list[_Part]] = [[]]
+    for part in parts:
+        current = groups[-1]
+        is_nid = part.spec is not None and part.spec.target == L.NID
+        if is_nid and any(p.spec is not None and p.spec.target == L.NID for p in current):
+            cut = len(current)
+            while cut > 0 and current[cut - 1].spec is None:
+                cut -= 1
+            groups.append(current[cut:])
+            del current[cut:]
+        groups[-1].append(part)
+    merged = [groups[0]]
+    for group in groups[1:]:
+        fields = sum(1 for p in group if p.spec is not None and p.spec.target != L.NID)
+        if fields:
+            merged.append(group)
+        else:
+            merged[-1].extend(group)
+    return merged
+
+
 def _clean_block(lines: list[str]) -> str:
     lines = [line.rstrip() for line in lines]
-    while lines and not lines[0].strip():
-        lines = lines[1:]
-    while lines and not lines[-1].strip():
-        lines = lines[:-1]
+    # Blank lines around the block dropped by index (slicing one at a time is quadratic).
+    start, end = 0, len(lines)
+    while start < end and not lines[start]:
+        start += 1
+    while end > start and not lines[end - 1]:
+        end -= 1
+    lines = lines[start:end]
     if not lines:
         return ""
     if len(lines) > 1 and lines[0] == lines[0].lstrip():
@@ -173,7 +239,7 @@ def _clean_block(lines: list[str]) -> str:
 
 # -- from parts to fields -----------------------------------------------------------------
 
-def _assemble(parts: list[_Part], result: ParsedTemplate) -> None:
+def assemble(parts: list[_Part], result: ParsedTemplate) -> None:
     chunks: dict[str, list[str]] = {}
     registration: list[str] = []
     registrant_texts: list[str] = []
@@ -204,14 +270,19 @@ def _assemble(parts: list[_Part], result: ParsedTemplate) -> None:
     if nid_rest:
         result.unmapped.append({"label": "Namespace ID", "text": nid_rest})
     _registration(registration, result)
-    registrant = parse_registrant("\n\n".join(t for t in registrant_texts if t))
+    registrant_text = "\n\n".join(t for t in registrant_texts if t)
+    registrant = parse_registrant(registrant_text)
+    if len(registrant_text) > REGISTRANT_MAX_CHARS:
+        result.problems.append(f"The registrant part is longer than {REGISTRANT_MAX_CHARS:,} "
+                               "characters, so it was not read field by field: it is shown "
+                               "below as it is.")
     _apply_registrant(registrant, result)
     for name in TEXT_FIELDS:
         if name in chunks:
             result.fields[name] = "\n\n".join(chunks[name])
-    if registrant.organisation:
-        result.registrant_organisation = registrant.organisation
-    result.contact_email = registrant.email
+    if registrant.registrant_organisation:
+        result.registrant_organisation = registrant.registrant_organisation
+    result.contact_email = registrant.contact_email
     _report(result, nid_texts, registration)
 
 
@@ -220,12 +291,8 @@ def _only_titles(text: str) -> bool:
 
 
 def _apply_registrant(registrant: Registrant, result: ParsedTemplate) -> None:
-    for name, value in (("registrant_organisation", registrant.organisation),
-                        ("registrant_address", registrant.address),
-                        ("contact_name", registrant.contact_name),
-                        ("contact_email", registrant.email),
-                        ("contact_phone", registrant.phone),
-                        ("contact_postal", registrant.postal)):
+    for name in REGISTRANT_FIELDS:
+        value = getattr(registrant, name)
         if value:
             result.fields[name] = value
     if registrant.leftover:

@@ -7,9 +7,14 @@ from __future__ import annotations
 
 import re
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
 
-EMAIL = re.compile(r"(?:mailto:)?([A-Za-z0-9._%+\-']+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+)")
+# Linear time: the local part starts only where a run of its characters starts
+# (else a long run without "@" is rescanned from each of its characters).
+EMAIL = re.compile(r"(?:mailto:)?(?<![A-Za-z0-9._%+\-'])"
+                   r"([A-Za-z0-9._%+\-']+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+)")
 
 ORG, CONTACT = "org", "contact"
 # sub-label -> (the context it opens, or None; what its value is)
@@ -46,19 +51,33 @@ _SUB_RE = re.compile(
              for n in sorted(_SUBLABELS, key=len, reverse=True)) +
     r")\s*(?::\s*(?P<rest>.*)|$)", re.IGNORECASE)
 _BULLET = re.compile(r"^(\s*)[-*+\u2022]\s+")
+_SENTENCE_END = re.compile(r"\.\s+(?=[A-Z])")
 _ABBREVIATIONS = frozenset(("inc", "ltd", "co", "corp", "st", "dr", "mr", "mrs", "ms", "prof",
                             "no", "nr", "dept", "univ", "assoc"))
 
 
+# Past this size the registrant part is not read line by line: no template's
+# registrant says more than a few hundred characters.
+MAX_CHARS = 20_000
+
+
 @dataclass
 class Registrant:
-    organisation: str = ""
-    address: str = ""
+    """The registrant part, under the names of the app's template fields
+    (registry.namespaces.template), so nothing maps one name to another."""
+
+    registrant_organisation: str = ""
+    registrant_address: str = ""
     contact_name: str = ""
-    email: str = ""
-    phone: str = ""
-    postal: str = ""
+    contact_email: str = ""
+    contact_phone: str = ""
+    contact_postal: str = ""
     leftover: str = ""  # what none of the fields above can hold
+
+
+# The template fields a registrant part fills, in the dataclass's order.
+FIELDS: tuple[str, ...] = tuple(f.name for f in dataclass_fields(Registrant)
+                                if f.name != "leftover")
 
 
 @dataclass
@@ -82,44 +101,91 @@ class _Item:
         return "\n".join([self.lines[0], *rest]).strip("\n")
 
 
-def parse_registrant(text: str) -> Registrant:
-    result = Registrant()
-    if not text.strip():
-        return result
-    items = [i for i in _items(text) if i.value.strip()]
-    used: set[int] = set()
+class Items:
+    """The items of a registrant part; each extractor takes the ones it uses, so
+    a later extractor sees only what is left."""
 
-    def first(pred) -> _Item | None:
-        for item in items:
-            if id(item) not in used and pred(item):
-                used.add(id(item))
+    def __init__(self, items: list[_Item], text: str) -> None:
+        self.all = items
+        self.text = text
+        self._used: set[int] = set()
+
+    def take(self, pred: Callable[[_Item], bool]) -> _Item | None:
+        for item in self.all:
+            if id(item) not in self._used and pred(item):
+                self._used.add(id(item))
                 return item
         return None
 
-    org = first(lambda i: i.kind == "organisation") or \
-        first(lambda i: i.kind == "name" and i.context == ORG)
-    if org is None and any(i.kind == "contact" for i in items):
+    def left(self) -> list[_Item]:
+        return [item for item in self.all if id(item) not in self._used]
+
+    def any(self, kind: str) -> bool:
+        return any(i.kind == kind for i in self.all)
+
+
+@dataclass
+class Found:
+    """What the extractors took, for the ones after them."""
+
+    organisation: _Item | None = None
+    person: _Item | None = None
+    contact: _Item | None = None
+
+
+def parse_registrant(text: str) -> Registrant:
+    """The registrant part as template fields: one extractor per field, in order,
+    each taking the items it reads."""
+    result = Registrant()
+    if not text.strip():
+        return result
+    if len(text) > MAX_CHARS:
+        result.leftover = text.strip()
+        return result
+    items = Items([i for i in _items(text) if i.value.strip()], text)
+    found = Found()
+    found.organisation = extract_organisation(items, result)
+    found.person, found.contact = extract_contact_name(items, result)
+    result.contact_email = extract_email(items)
+    result.contact_phone = extract_phone(items)
+    extract_addresses(items, result, found)
+    return result
+
+
+def extract_organisation(items: Items, result: Registrant) -> _Item | None:
+    """The organisation (and the address that follows it on its line): a labelled
+    organisation, a name under an organisation sub-heading, else the first plain
+    line. Returns the labelled item it used."""
+    org = items.take(lambda i: i.kind == "organisation") or \
+        items.take(lambda i: i.kind == "name" and i.context == ORG)
+    if org is None and items.any("contact"):
         # "Name: Mitre Corporation" then "Contact: Michael Mealling": the name is the body's.
-        org = first(lambda i: i.kind == "name" and i.context is None)
+        org = items.take(lambda i: i.kind == "name" and i.context is None)
     if org is not None:
         head, *more = org.value.split("\n")
-        result.organisation = head.strip() if org.inline else _first_sentence(head)
-        tail = head[len(result.organisation):].strip()
-        result.address = "\n".join(x for x in (tail, *more) if x.strip())
-    else:
-        free = first(lambda i: i.kind == "free" and i.context is None)
-        if free is not None:
-            head, *more = free.value.split("\n")
-            if EMAIL.search(head) and not more:  # "Jane Doe <jane@example.org>"
-                result.contact_name = result.organisation = _person(head)
-            else:
-                result.organisation = _first_sentence(head)
-                tail = head[len(result.organisation):].strip()
-                rest = "\n".join(x for x in (tail, *more) if x.strip())
-                if rest:
-                    items.append(_Item(None, "free", lines=[rest]))
-    person = first(lambda i: i.kind == "name")
-    contact = first(lambda i: i.kind == "contact")
+        result.registrant_organisation = head.strip() if org.inline else _first_sentence(head)
+        tail = head[len(result.registrant_organisation):].strip()
+        result.registrant_address = "\n".join(x for x in (tail, *more) if x.strip())
+        return org
+    free = items.take(lambda i: i.kind == "free" and i.context is None)
+    if free is not None:
+        head, *more = free.value.split("\n")
+        if EMAIL.search(head) and not more:  # "Jane Doe <jane@example.org>"
+            result.contact_name = result.registrant_organisation = _person(head)
+        else:
+            result.registrant_organisation = _first_sentence(head)
+            tail = head[len(result.registrant_organisation):].strip()
+            rest = "\n".join(x for x in (tail, *more) if x.strip())
+            if rest:
+                items.all.append(_Item(None, "free", lines=[rest]))
+    return None
+
+
+def extract_contact_name(items: Items, result: Registrant) -> tuple[_Item | None, _Item | None]:
+    """The contact person: a "Name:" line, else a contact label's first line, else
+    a role. Returns the name and contact items it used."""
+    person = items.take(lambda i: i.kind == "name")
+    contact = items.take(lambda i: i.kind == "contact")
     named = person or contact
     if named is not None:
         head = named.value.split("\n")[0]
@@ -127,53 +193,64 @@ def parse_registrant(text: str) -> Registrant:
         result.contact_name = head.strip() if named.inline and not EMAIL.search(head) \
             else _person(head)
     else:
-        role = first(lambda i: i.kind == "role")
+        role = items.take(lambda i: i.kind == "role")
         if role is not None and not result.contact_name:
             result.contact_name = role.value.split("\n")[0]
-    labelled = [token.strip("<>(),;").removeprefix("mailto:") for i in items
+    return person, contact
+
+
+def extract_email(items: Items) -> str:
+    """An "Email:" line's address, else one in the contact's lines, else the first
+    address anywhere in the part."""
+    labelled = [token.strip("<>(),;").removeprefix("mailto:") for i in items.all
                 if i.kind == "email" for token in i.value.split()[:1] if "@" in token]
-    in_contact = [m.group(1) for i in items if i.context == CONTACT or i.kind in
+    in_contact = [m.group(1) for i in items.all if i.context == CONTACT or i.kind in
                   ("email", "contact") for m in EMAIL.finditer(i.value)]
-    anywhere = [m.group(1) for m in EMAIL.finditer(text)]
-    result.email = (labelled or in_contact or anywhere or [""])[0].rstrip(".")
-    phone = first(lambda i: i.kind == "phone")
-    if phone is not None:
-        result.phone = phone.value.split("\n")[0]
+    anywhere = [m.group(1) for m in EMAIL.finditer(items.text)]
+    return (labelled or in_contact or anywhere or [""])[0].rstrip(".")
+
+
+def extract_phone(items: Items) -> str:
+    phone = items.take(lambda i: i.kind == "phone")
+    return phone.value.split("\n")[0] if phone is not None else ""
+
+
+def extract_addresses(items: Items, result: Registrant, found: Found) -> None:
+    """The organisation's address, the contact's postal address, and what no field
+    holds (the leftover), from the items no extractor took."""
     postal: list[str] = []
-    if contact is not None and person is None:
-        below = [line for line in contact.value.split("\n")[1:]
-                 if line.strip().strip("<>,;.") != result.email]
+    if found.contact is not None and found.person is None:
+        below = [line for line in found.contact.value.split("\n")[1:]
+                 if line.strip().strip("<>,;.") != result.contact_email]
         if any(r.strip() for r in below):
             postal.append("\n".join(below).strip("\n"))
-    address: list[str] = [result.address] if result.address else []
+    address: list[str] = [result.registrant_address] if result.registrant_address else []
     leftover: list[str] = []
-    for item in items:
-        if id(item) in used:
-            continue
+    for item in items.left():
         if item.kind == "postal":
             postal.append(item.value)
         elif item.kind == "address":
-            (postal if item.context == CONTACT and (org is not None or address) else
-             address).append(item.value)
+            (postal if item.context == CONTACT and (found.organisation is not None or address)
+             else address).append(item.value)
         elif item.kind in ("free", "contact", "name") and item.context == CONTACT:
             postal.append(item.value)
         elif item.kind == "free" and item.context == ORG:  # the lines under the organisation
             address.append(item.value)
         elif item.kind in ("email", "role", "phone"):
-            if item.value.strip() != result.email and item.kind != "email":
+            if item.value.strip() != result.contact_email and item.kind != "email":
                 leftover.append(f"{item.label}: {item.value}")
         elif item.kind in ("other", "organisation", "name"):
             leftover.append(f"{item.label}: {item.value}" if item.label else item.value)
         else:
             leftover.append(item.value)
-    result.address = "\n".join(address)
-    result.postal = "\n".join(postal)
+    result.registrant_address = "\n".join(address)
+    result.contact_postal = "\n".join(postal)
     # A line that is only the email already taken says nothing more.
+    email = result.contact_email
     leftover = ["\n".join(line for line in x.split("\n")
-                          if line.strip().strip("<>,;.").removeprefix("mailto:") != result.email)
+                          if line.strip().strip("<>,;.").removeprefix("mailto:") != email)
                 for x in leftover]
     result.leftover = "\n\n".join(x for x in leftover if x.strip())
-    return result
 
 
 def _items(text: str) -> list[_Item]:
@@ -185,13 +262,13 @@ def _items(text: str) -> list[_Item]:
     current: _Item | None = None
     lines = text.split("\n")
     lines = [_BULLET.sub(r"\1", line) for line in lines]  # "- Email: x" is "Email: x"
+    following = _next_non_blank(lines)
     for n, raw in enumerate(lines):
         indent = len(raw) - len(raw.lstrip())
         stripped = raw.strip()
         if not stripped:
             if current is not None and current.lines:
-                following = next((x for x in lines[n + 1:] if x.strip()), "")
-                if current.inline and _continues(current, following):
+                if current.inline and _continues(current, following[n]):
                     current.lines.append("")  # a blank line inside an indented value
                     continue
                 current = None
@@ -225,6 +302,18 @@ def _items(text: str) -> list[_Item]:
     return items
 
 
+def _next_non_blank(lines: list[str]) -> list[str]:
+    """For each line, the next line after it that is not blank ("" at the end):
+    one pass from the end, not a scan ahead from every blank line."""
+    out = [""] * len(lines)
+    after = ""
+    for n in range(len(lines) - 1, -1, -1):
+        out[n] = after
+        if lines[n].strip():
+            after = lines[n]
+    return out
+
+
 def _continues(item: _Item, line: str) -> bool:
     """Whether ``line`` goes on with the value of a labelled item: it starts
     under the value, or deeper than the label without being a label itself."""
@@ -247,8 +336,9 @@ def _person(text: str) -> str:
 def _first_sentence(line: str) -> str:
     """"IETF and the CORE working group. Should the group cease..." -> its first
     sentence; "ACME Inc. Research" stays whole."""
-    for m in re.finditer(r"\.\s+(?=[A-Z])", line):
-        before = line[:m.start()].split()
+    for m in _SENTENCE_END.finditer(line):
+        # The word before the full stop (a bounded look back: an abbreviation is short).
+        before = line[max(0, m.start() - 40):m.start()].split()
         word = before[-1].lower() if before else ""
         if word in _ABBREVIATIONS or len(word) <= 1:
             continue

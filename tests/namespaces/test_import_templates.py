@@ -115,3 +115,15 @@ def test_every_published_template_txt_reads_back_to_the_same_values(registry, cl
         expected = {k: "\n".join(line.rstrip() for line in v.strip().splitlines())
                     for k, v in template_values(version).items() if v.strip()}
         assert {k: v for k, v in parsed.fields.items() if k in TEXT_FIELDS} == expected, url
+
+
+def test_a_file_with_two_templates_publishes_each_as_its_own_namespace(registry, tmp_path):
+    source = SAMPLES / "several" / "epc-two-templates.txt"
+    (tmp_path / source.name).write_bytes(source.read_bytes())
+    out = run("import_templates", str(tmp_path))
+    assert "2 versions published, 0 already present, 0 files not imported" in out
+    epc = Namespace.objects.by_nid("epc").get().versions.get()
+    epcglobal = Namespace.objects.by_nid("epcglobal").get().versions.get()
+    assert (epc.contact_email, epcglobal.contact_email) == \
+        ("epc-urn@example.org", "epcglobal-urn@example.org")
+    assert "urn:epcglobal:" not in epc.syntax and "urn:epc:id" not in epcglobal.syntax

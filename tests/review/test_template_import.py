@@ -85,3 +85,53 @@ def test_importing_into_a_draft_changes_it_only_when_saved(logged_in, registrant
     assert field_value(doc, "contact_email") == "registrar@xmpp.org"
     draft.refresh_from_db()
     assert draft.proposed_nid == "olddraft" and draft.contact_email == registrant.email
+
+
+TWO_TEMPLATES = (SAMPLES / "several" / "epc-two-templates.txt").read_text()
+
+
+def _import(client, **extra):
+    return client.post(reverse("review:new"), {
+        "kind": "formal", "proposed_nid": "", "edit_version": 0,
+        "template_text": TWO_TEMPLATES, "import_template": "1", **extra})
+
+
+def test_a_text_with_two_templates_fills_the_form_from_the_first_and_names_both(logged_in):
+    doc = page(_import(logged_in))
+    assert field_value(doc, "proposed_nid") == "epc"
+    assert field_value(doc, "contact_email") == "epc-urn@example.org"
+    assert "epcglobal" not in field_value(doc, "syntax")
+    problems = texts(doc, "//*[@id='import-problems']//li")
+    assert problems[0] == ("This text holds 2 templates (epc, epcglobal); this is number 1, "
+                           "epc. Nothing from the others is used.")
+    radios = doc.xpath("//*[@id='template-choice']//input[@name='template_number']")
+    assert [(r.get("value"), r.get("checked") is not None) for r in radios] == \
+        [("1", True), ("2", False)]
+    # The pasted text stays, so picking the other one needs no second paste.
+    assert field_value(doc, "template_text") == TWO_TEMPLATES.replace("\r\n", "\n")
+
+
+def test_the_registrant_picks_the_second_template_and_nothing_of_the_first_stays(logged_in):
+    first = page(_import(logged_in))
+    assert field_value(first, "security") == ""  # the first template says nothing of it
+    data = {name: field_value(first, name) or "" for name in
+            ("purpose", "syntax", "assignment", "resolution", "documentation",
+             "contact_name", "contact_email", "registrant_organisation")}
+    data["purpose"] = "Global."
+    doc = page(_import(logged_in, template_number="2", **data))
+    assert field_value(doc, "proposed_nid") == "epcglobal"
+    assert field_value(doc, "contact_email") == "epcglobal-urn@example.org"
+    assert "urn:epcglobal:" in field_value(doc, "syntax")
+    assert "urn:epc:id" not in field_value(doc, "syntax")
+    radios = doc.xpath("//*[@id='template-choice']//input[@checked]")
+    assert [r.get("value") for r in radios] == ["2"]
+
+
+def test_a_template_number_past_the_last_is_refused_at_the_field(logged_in, registrant):
+    response = _import(logged_in, template_number="3")
+    assert response.status_code == 400
+    doc = page(response)
+    assert text(one(doc, "//*[@id='template_number_error']")) == \
+        "This text holds only 2 template(s)."
+    assert field_value(doc, "template_text") == TWO_TEMPLATES.replace("\r\n", "\n")
+    assert not RegistrationRequest.objects.filter(registrant=registrant).exists()

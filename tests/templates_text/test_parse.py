@@ -17,8 +17,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from registry.templates_text import TemplateTextError, parse_template
+from registry.templates_text import (
+    MAX_TEMPLATES,
+    TemplateTextError,
+    parse_template,
+    parse_templates,
+)
 from registry.templates_text.formats import MAX_BYTES
+from registry.templates_text.registrant import MAX_CHARS as REGISTRANT_MAX_CHARS
 
 SAMPLES = Path(__file__).parent / "samples"
 INDEX = list(csv.DictReader((SAMPLES / "INDEX.tsv").open(encoding="utf-8"), delimiter="\t"))
@@ -522,3 +528,46 @@ def _lines(text: str) -> str:
 ])
 def test_the_nid_is_read_from_the_namespace_id_part(namespace_id, nid):
     assert parse_template(f"Namespace ID:\n   {namespace_id}\n").nid == nid
+
+
+TWO = (SAMPLES / "several" / "epc-two-templates.txt").read_bytes()
+
+
+def test_a_text_with_two_templates_gives_two_and_merges_nothing():
+    first, second = parse_templates(TWO)
+    assert (first.nid, first.contact_email, second.nid, second.contact_email) == \
+        ("epc", "epc-urn@example.org", "epcglobal", "epcglobal-urn@example.org")
+    assert "urn:epc:id:sgtin" in first.fields["syntax"]
+    assert "epcglobal" not in first.fields["syntax"]
+    assert "urn:epc:id" not in second.fields["syntax"]
+    assert not any("Standards Documents" in u["text"] for u in first.unmapped)
+
+
+def test_parse_template_reads_the_first_and_names_the_others():
+    parsed = parse_template(TWO)
+    assert parsed.nid == "epc"
+    assert parsed.problems[0] == ("This text holds 2 templates (epc, epcglobal); this is "
+                                  "number 1, epc. Nothing from the others is used.")
+
+
+def test_a_namespace_id_repeated_without_other_fields_is_not_a_second_template():
+    text = "Namespace ID: abc\nPurpose: things\nSyntax: opaque\nNamespace ID: abc\n"
+    (only,) = parse_templates(text)
+    assert (only.nid, only.fields["purpose"]) == ("abc", "things")
+
+
+def test_too_many_templates_are_refused_with_the_reason():
+    one = "Namespace ID: n{}\nPurpose: p\n"
+    text = "".join(one.format(n) for n in range(MAX_TEMPLATES + 1))
+    assert len(parse_templates("".join(one.format(n) for n in range(MAX_TEMPLATES)))) == \
+        MAX_TEMPLATES
+    with pytest.raises(TemplateTextError, match=f"holds {MAX_TEMPLATES + 1} templates"):
+        parse_templates(text)
+
+
+def test_a_registrant_part_past_its_bound_is_reported_and_kept():
+    huge = "Organization: Example\n" + "word " * (REGISTRANT_MAX_CHARS // 5)
+    parsed = parse_template(f"Namespace ID: abc\nDeclared registrant of the namespace:\n{huge}")
+    assert any("not read field by field" in p for p in parsed.problems)
+    assert [u["label"] for u in parsed.unmapped] == ["Registrant"]
+    assert "registrant_organisation" not in parsed.fields

@@ -30,7 +30,7 @@ from registry.namespaces.template import (
     TEXT_FIELDS,
     TemplateFields,
 )
-from registry.templates_text import MAX_BYTES, ParsedTemplate, TemplateTextError, parse_template
+from registry.templates_text import MAX_BYTES, ParsedTemplate, TemplateTextError, parse_templates
 from registry.text_policy import text_problem
 
 IMPORT_NOTE = ("Imported from {source}. The template does not describe its differences from "
@@ -92,12 +92,22 @@ class Command(BaseCommand):
         candidates: list[Candidate] = []
         for path in sorted(p for p in root.iterdir() if p.is_file()):
             try:
-                candidates.append(self._read(path))
-            except NotOurs as exc:
-                self.stdout.write(f"{path.name}: skipped: {exc}.")
+                templates = self._read(path)
             except Skip as exc:
                 failures += 1
                 self.stderr.write(f"{path.name}: not imported: {exc}.")
+                continue
+            # A file may hold several templates (an RFC registering two namespaces):
+            # each is a candidate of its own, never merged with the others.
+            for n, parsed in enumerate(templates, start=1):
+                where = path.name if len(templates) == 1 else f"{path.name} (template {n})"
+                try:
+                    candidates.append(self._candidate(path, parsed))
+                except NotOurs as exc:
+                    self.stdout.write(f"{where}: skipped: {exc}.")
+                except Skip as exc:
+                    failures += 1
+                    self.stderr.write(f"{where}: not imported: {exc}.")
         published = present = 0
         for c in sorted(candidates, key=lambda c: (c.namespace.pk, c.number)):
             if c.namespace.versions.filter(number=c.number).exists():
@@ -127,15 +137,17 @@ class Command(BaseCommand):
             raise CommandError(summary)
         self.stdout.write(self.style.SUCCESS(summary))
 
-    def _read(self, path: Path) -> Candidate:
+    def _read(self, path: Path) -> list[ParsedTemplate]:
         try:
             if path.stat().st_size > MAX_BYTES:
                 raise Skip(f"larger than {MAX_BYTES // 1000} kB")
-            parsed = parse_template(path.read_bytes())
+            return parse_templates(path.read_bytes())
         except TemplateTextError as exc:
             raise Skip(str(exc).rstrip(".")) from None
         except OSError as exc:
             raise Skip(f"cannot be read ({exc.strerror})") from None
+
+    def _candidate(self, path: Path, parsed: ParsedTemplate) -> Candidate:
         if not parsed.layout_found:
             raise NotOurs("not a registration template (none of its labels were found)")
         if not parsed.nid:
