@@ -74,7 +74,6 @@ def test_final_states_have_no_exits_and_the_others_have_one():
 def test_the_derived_lists_are_the_rows():
     assert states_where(open=True) == workflow.OPEN_STATES
     assert states_where(final=True) == workflow.FINAL_STATES
-    assert states_where(editable=True) == workflow.EDITABLE_STATES
     assert set(TRANSITIONS["close"].sources) == set(workflow.OPEN_STATES)
     assert set(TRANSITIONS["withdraw"].sources) == {workflow.INITIAL_STATE, *workflow.OPEN_STATES}
 
