@@ -51,8 +51,8 @@ def poll_imap_mailbox_task() -> int:
 
 @shared_task
 def remind_idle_requests_task() -> int:
-    """Periodic (celery beat): remind the experts of requests idle past the configured
-    time, once per idle period (request_remind records each reminder)."""
+    """Periodic (celery beat): bring up the requests idle past the configured time, once
+    per idle period, escalating each time (request_remind records each step)."""
     from registry.review.actions import request_remind
     from registry.review.models import RegistrationRequest
 

@@ -9,6 +9,7 @@ urlpatterns = [
     path("new/", views.new_request, name="new"),
     path("review/", views.public_review, name="public-review"),
     path("dashboard/", views.dashboard, name="dashboard"),
+    path("availability/", views.availability, name="availability"),
     path("iana/", views.staff_queue, name="staff-queue"),
     path("<int:pk>/", views.request_page, name="request"),
     path("<int:pk>/edit/", views.edit_request, name="edit"),
