@@ -223,6 +223,8 @@ def request_assign(*, request: RegistrationRequest, expert: User | None,
                    actor: User) -> RegistrationRequest:
     """Assign a request to a designated expert (an expert may take it themselves)."""
     request = RegistrationRequest.objects.select_for_update().get(pk=request.pk)
+    if expert is not None:  # the policy reads their availability as stored now
+        expert = User.objects.get(pk=expert.pk)
     problem = workflow.assign_refusal(request, actor, expert)
     if problem is not None:
         raise problem

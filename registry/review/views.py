@@ -16,7 +16,7 @@ from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_POST, require_safe
 
 from registry.accounts import actions as account_actions
 from registry.accounts.forms import AvailabilityForm
@@ -549,7 +549,7 @@ def availability(request):
     }, status=status)
 
 
-@require_GET
+@require_safe
 def stats_page(request):
     """/stats/: the registry's figures with their charts, tables and summaries; the
     same for every visitor and cached per generation, but for each expert's load,
@@ -562,7 +562,7 @@ def stats_page(request):
     return public_page(request, "review/stats.html", build)
 
 
-@require_GET
+@require_safe
 def stats_json(request):
     """The figures of /stats/ as JSON: public ones cached per generation; experts and
     IANA staff also get each expert's load (not cached: it is not public)."""

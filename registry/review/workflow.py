@@ -716,8 +716,10 @@ def next_reminder(request: RegistrationRequest, *, done: Iterable[str],
             return Reminder(REMINDED, EXPERTS, pool,
                             "No activity; the available experts were reminded.")
         return to_staff
+    # The first step went to the assigned expert alone only when they were available;
+    # otherwise every available expert has heard already.
     others = tuple(e for e in pool if e.pk != request.assigned_expert_id)
-    if ESCALATED_TO_EXPERTS not in done and request.assigned_expert_id and others:
+    if ESCALATED_TO_EXPERTS not in done and assigned is not None and others:
         return Reminder(ESCALATED_TO_EXPERTS, EXPERTS, others,
                         "Still no activity; escalated to the other available experts.")
     return to_staff
