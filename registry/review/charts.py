@@ -114,6 +114,11 @@ def _safe(svg: str) -> str:
         if not isinstance(element.tag, str):
             continue
         element.attrib.pop("style", None)
+        if element.tag == _svg("rect"):
+            # pygal leaves out the size of a bar of 0, which SVG requires.
+            for size in ("width", "height"):
+                if element.get(size) is None:
+                    element.set(size, "0")
         if set(element.get("class", "").split()) & _DROPPED_CLASSES:
             element.getparent().remove(element)
         elif element.tag in (_svg("desc"), _svg("title")):

@@ -587,6 +587,7 @@ def staff_queue(request):
         "ready": ready, "iesg": iesg,
         "recent": RegistrationRequest.objects.recently_registered(),
         "now": timezone.now(),
+        "can_see_dashboard": workflow.can_see_dashboard(request.user),
     })
 
 

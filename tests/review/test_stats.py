@@ -100,6 +100,9 @@ def test_no_chart_carries_what_the_csp_refuses(history):
         assert "style" not in attributes
         assert not [a for a in attributes if a.lower().startswith("on")]
         assert root.get("class") == charts.CHART_CLASS
+        # Valid SVG (the Nu checker): a bar of 0 still has its size.
+        for rect in root.iter(f"{{{charts.SVG_NS}}}rect"):
+            assert rect.get("width") is not None and rect.get("height") is not None
 
 
 def test_the_chart_stylesheet_is_the_one_pygal_makes():
