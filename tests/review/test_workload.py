@@ -229,3 +229,27 @@ def test_with_every_expert_away_staff_hear_at_once(registrant, expert, staff,
     event = RequestEvent.objects.get(request=request, kind="escalate_staff")
     assert event.comment == "Still no activity; escalated to IANA staff."
     assert "escalated" in mail.outbox[0].body
+
+
+def test_the_command_takes_one_step_per_run_when_told_any_idle_time_counts(
+        registrant, expert, staff, django_capture_on_commit_callbacks):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    request = make_request(registrant, nid="cmdreq")
+    out = StringIO()
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("remind_idle_requests", stdout=out)
+    assert out.getvalue().strip() == "0 requests brought up."  # not idle a week
+    kinds = []
+    for _ in range(3):
+        with django_capture_on_commit_callbacks(execute=True):
+            call_command("remind_idle_requests", "--idle-days", "0", stdout=StringIO())
+        kinds = list(RequestEvent.objects.filter(request=request,
+                                                 kind__in=workflow.REMINDER_KINDS)
+                     .values_list("kind", flat=True))
+    # Unassigned: every expert first, then straight to staff; then nothing more.
+    assert kinds == ["remind", "escalate_staff"]
+    with pytest.raises(CommandError):
+        call_command("remind_idle_requests", "--idle-days", "-1")
