@@ -543,7 +543,8 @@ def availability(request):
     return render(request, "review/availability.html", {
         "form": form, "today": today,
         "open_assignments": workflow.open_assignments(loaded),
-        "unavailability": workflow.unavailability(loaded, today=today),
+        "away": workflow.is_away(loaded, today=today),
+        "takes_new": not workflow.unavailability(loaded, today=today),
         "assigned": RegistrationRequest.objects.open().filter(assigned_expert=expert)
         .select_related("revises", "published_version").order_by("last_activity_at"),
     }, status=status)

@@ -51,7 +51,8 @@ def test_an_expert_sets_away_and_maximum_on_their_own_page_with_an_event(client,
                              "max_open_assignments": [None, 3]}
     doc = page(client.get("/requests/availability/"))
     assert field_value(doc, "unavailable_until") == until.isoformat()
-    assert "away until" in text(one(doc, "//*[@data-status]"))
+    assert text(one(doc, "//*[@data-status]")).startswith(
+        f"You are away until {until.isoformat()}: you are not suggested")
     # Saving the same again writes nothing more.
     client.post("/requests/availability/", {
         "unavailable_until": until.isoformat(), "max_open_assignments": "3"})
