@@ -97,7 +97,9 @@ def whole_number_scale(top: float) -> list[int]:
 
 def box(series: Sequence[tuple[str, Sequence[float]]], *, y_title: str = "") -> str:
     """Box plots (median, quartiles, extremes), one per labelled series."""
-    chart = pygal.Box(**{**_CONFIG, "print_values": False}, y_title=y_title, box_mode="tukey")
+    top = max((max(values) for _, values in series if values), default=0)
+    chart = pygal.Box(**{**_CONFIG, "print_values": False}, y_title=y_title, box_mode="tukey",
+                      y_labels=whole_number_scale(top))
     chart.x_labels = [label for label, _ in series]
     for label, values in series:
         chart.add(label, list(values))
