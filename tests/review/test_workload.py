@@ -254,3 +254,11 @@ def test_the_command_takes_one_step_per_run_when_told_any_idle_time_counts(
     assert kinds == ["remind", "escalate_staff"]
     with pytest.raises(CommandError):
         call_command("remind_idle_requests", "--idle-days", "-1")
+
+
+def test_staff_reach_the_dashboard_from_their_queue(client, staff, registrant):
+    client.force_login(staff)
+    doc = page(client.get("/requests/iana/"))
+    assert "/requests/dashboard/" in [a.get("href") for a in find(doc, "//main//a")]
+    client.force_login(registrant)
+    assert client.get("/requests/dashboard/").status_code == 403
