@@ -8,6 +8,8 @@ urlpatterns = [
     path("", include("registry.namespaces.urls")),
     path("api/nid-check", review_views.nid_check, name="nid-check"),
     path("requests/", include("registry.review.urls")),
+    path("stats/", review_views.stats_page, name="stats"),
+    path("stats.json", review_views.stats_json, name="stats-json"),
     path("accounts/", include("allauth.urls")),
     path("iana/people/", include("registry.accounts.urls")),
     path("admin/", admin.site.urls),

@@ -133,7 +133,7 @@ def build_site() -> Site:
     submitted = [state for state in states if workflow.was_submitted(r[state])]
     every_state = [page(key) for key in (*submitted, "rival", "fast_track", "informal")]
     public = [
-        *core, Page("/?status=deprecated&sort=-date"), Page("/?letter=i&sort=nid"),
+        *core, Page("/stats/"), Page("/?status=deprecated&sort=-date"), Page("/?letter=i&sort=nid"),
         Page("/search/"), Page("/search/?q=archive+records"),
         Page("/search/?q=urn:nosuch:thing"), Page("/search/?q=isbm"),
         Page("/check/"), Page("/check/?urn=urn:x-bad:a%20b"),
@@ -168,10 +168,14 @@ def build_site() -> Site:
         "other_registrant": [*core, Page("/requests/"), page("rival"), page("in_review"),
                              page("draft")],
         "expert": [*core, *every_state, Page("/requests/dashboard/"),
-                   Page("/requests/dashboard/?mine=1"), Page("/requests/")],
+                   Page("/requests/dashboard/?mine=1"), Page("/requests/"),
+                   Page("/requests/availability/"),
+                   Page("/requests/availability/",
+                        form={"unavailable_until": "2001-01-01", "max_open_assignments": "0"}),
+                   Page("/stats/")],
         "staff": [*core, page("approved"), page("informal"), page("awaiting_iesg"),
                   page("in_review"), Page("/requests/iana/"), Page("/requests/iana/mail/"),
-                  Page("/requests/")],
+                  Page("/requests/"), Page("/requests/dashboard/"), Page("/stats/")],
         "standards_body": [*core, page("fast_track"), page("in_review"), Page("/requests/")],
     }
     return Site(people=who, pages=pages, requests=r)

@@ -1,6 +1,6 @@
 """Every write to an account that is not the person's own sign-up or password goes
 through one function here: recognition as a standards body, the designated expert
-and IANA staff roles, and profile corrections by staff.
+and IANA staff roles, profile corrections by staff, and an expert's own availability.
 
 Each locks the user row (``select_for_update``), checks who is acting, writes the
 AccountEvent in the same transaction as the change, and needs a reason. ``actor``
@@ -10,6 +10,7 @@ admin always pass the person signed in.
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from django.contrib.auth.models import Group
@@ -19,6 +20,7 @@ from registry.accounts.models import AccountEvent, User
 from registry.accounts.roles import GROUP_PERMISSIONS, ROLE_GROUPS, STAFF, forget_roles
 
 PROFILE_FIELDS = ("first_name", "last_name", "organisation", "is_active")
+AVAILABILITY_FIELDS = ("unavailable_until", "max_open_assignments")
 
 
 class AccountRefused(Exception):
@@ -182,3 +184,37 @@ def role_revoke(*, user: User, role: str, reason: str, actor: User | None) -> Us
     _record(user, actor, AccountEvent.Kind.ROLE_REVOKED, reason, role=role)
     forget_roles(user)
     return user
+
+
+@transaction.atomic
+def expert_set_availability(*, expert: User, unavailable_until: dt.date | None,
+                            max_open_assignments: int | None, actor: User | None) -> User:
+    """A designated expert says until when they are away and how many open requests
+    they take at most (read by registry.review.workflow when it suggests an assignee
+    or reminds). Their own choice: only they (or a command) set it. Nothing changing
+    writes nothing."""
+    from registry.accounts.roles import is_expert
+
+    if actor is not None and actor.pk != expert.pk:
+        raise AccountRefused("Only the expert themselves sets their availability.")
+    if not is_expert(expert):
+        raise AccountRefused("Availability is for designated experts.")
+    expert = _locked(expert)
+    wanted = {"unavailable_until": unavailable_until,
+              "max_open_assignments": max_open_assignments}
+    diff = {name: [getattr(expert, name), value] for name, value in wanted.items()
+            if getattr(expert, name) != value}
+    if not diff:
+        return expert
+    for name, (_, value) in diff.items():
+        setattr(expert, name, value)
+    expert.save(update_fields=list(diff))
+    _record(expert, actor, AccountEvent.Kind.AVAILABILITY_CHANGED, "",
+            changes={name: [_plain(before), _plain(after)]
+                     for name, (before, after) in diff.items()})
+    return expert
+
+
+def _plain(value: Any) -> Any:
+    """A value as the event's JSON keeps it."""
+    return value.isoformat() if isinstance(value, dt.date) else value

@@ -84,12 +84,16 @@ class RegistryUserAdmin(NoAddNoDeleteMixin, UserAdmin):
     list_filter = ("recognized_standards_body", "groups", "is_staff", "is_active")
     search_fields = ("email", "first_name", "last_name", "organisation")
     ordering = ("email",)
-    readonly_fields = ("email", "is_staff", "is_superuser", "last_login", "date_joined")
+    # The availability is the expert's own to set (on their availability page).
+    readonly_fields = ("email", "is_staff", "is_superuser", "last_login", "date_joined",
+                       "unavailable_until", "max_open_assignments")
     fieldsets = (
         (None, {"fields": ("email",)}),
         ("Person", {"fields": ("first_name", "last_name", "organisation")}),
         ("Standing", {"fields": ("recognized_standards_body", "roles", "is_active", "is_staff",
                                  "is_superuser")}),
+        ("Availability (a designated expert's own)",
+         {"fields": ("unavailable_until", "max_open_assignments")}),
         ("Why", {"fields": ("reason",)}),
         ("Dates", {"fields": ("last_login", "date_joined")}),
     )

@@ -80,3 +80,32 @@ class HolderForm(TextPolicyForm, forms.Form):
         if namespace is None:
             raise forms.ValidationError(f'"{nid}" is not a registered NID.')
         return namespace
+
+
+MAX_OPEN_ASSIGNMENTS = 99
+
+
+class AvailabilityForm(forms.Form):
+    """A designated expert's own availability (registry.accounts.actions
+    .expert_set_availability): away until a day, and the most open requests at a time."""
+
+    unavailable_until = forms.DateField(
+        label=User._meta.get_field("unavailable_until").verbose_name.capitalize(),
+        required=False, widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"),
+        help_text=User._meta.get_field("unavailable_until").help_text)
+    max_open_assignments = forms.IntegerField(
+        label=User._meta.get_field("max_open_assignments").verbose_name.capitalize(),
+        required=False, min_value=1, max_value=MAX_OPEN_ASSIGNMENTS,
+        help_text=User._meta.get_field("max_open_assignments").help_text)
+
+    def __init__(self, *args: Any, today: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.today = today
+
+    def clean_unavailable_until(self) -> Any:
+        day = self.cleaned_data["unavailable_until"]
+        if day is not None and day < self.today:
+            raise forms.ValidationError(
+                f"That day has passed; choose {self.today:%Y-%m-%d} or later, or leave it empty "
+                "when you are available.")
+        return day

@@ -47,6 +47,14 @@ class PersonQuerySet(EventGuardedQuerySet):
 
         return self.with_role(STAFF)
 
+    def with_load(self) -> PersonQuerySet:
+        """Annotate each person with ``open_assignments``: the open requests assigned
+        to them (one query for a whole list of experts)."""
+        from registry.review.workflow import OPEN_STATES
+
+        return self.annotate(open_assignments=models.Count(
+            "assigned_requests", filter=models.Q(assigned_requests__state__in=OPEN_STATES)))
+
 
 class RegistrantManager(UserManager.from_queryset(PersonQuerySet)):  # type: ignore[misc]
     """Users are identified by email; ``username`` is kept for the admin only."""
@@ -73,6 +81,17 @@ class User(EventGuardedState, AbstractUser):
             "use the fast track of RFC 8141 section 6.3."
         ),
     )
+
+    # A designated expert's own availability: away until a day (inclusive), and how many
+    # open requests they take at most. Changed through expert_set_availability().
+    unavailable_until = models.DateField(
+        "away until", null=True, blank=True,
+        help_text="Until this day (inclusive) you are not suggested for requests and get no "
+                  "reminders. Leave empty when you are available.")
+    max_open_assignments = models.PositiveSmallIntegerField(
+        "most open requests at a time", null=True, blank=True,
+        help_text="You are not suggested once this many open requests are assigned to you. "
+                  "Leave empty for no limit.")
 
     # Recognition decides who may take the fast track: it changes only through
     # user_recognize() / user_unrecognize(), which write the AccountEvent.
@@ -120,6 +139,7 @@ class AccountEvent(AppendOnlyModel):
         UNRECOGNIZED = "unrecognized", "Recognition as a standards body withdrawn"
         ROLE_GRANTED = "role_granted", "Role granted"
         ROLE_REVOKED = "role_revoked", "Role revoked"
+        AVAILABILITY_CHANGED = "availability", "Availability changed"
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
                              related_name="account_events")

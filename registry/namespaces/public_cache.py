@@ -62,6 +62,7 @@ SLOT_TEMPLATES = {
     "nav": "_nav.html",
     "messages": "_messages.html",
     "holder": "namespaces/_holder_actions.html",
+    "workload": "review/_stats_workload.html",
 }
 CACHE_SECONDS = 24 * 60 * 60  # an entry is useless after the next change anyway
 LOCAL_MAX_BYTES = 64 * 1024 * 1024  # per process
@@ -348,6 +349,15 @@ def _render_slot(request: HttpRequest, name: str, context: dict) -> str:
             return ""
         if context.get("holder_id") == request.user.pk:
             context = {**context, **_holder_context(request, context)}
+    if name == "workload":
+        from django.utils import timezone
+
+        from registry.review.stats import workload_slot
+
+        workload = workload_slot(request.user, timezone.localdate())
+        if workload is None:
+            return ""
+        context = {**context, **workload}
     return render_to_string(SLOT_TEMPLATES[name], context, request=request)
 
 

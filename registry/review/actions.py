@@ -235,6 +235,8 @@ def request_assign(*, request: RegistrationRequest, expert: User | None,
                    actor: User) -> RegistrationRequest:
     """Assign a request to a designated expert (an expert may take it themselves)."""
     request = RegistrationRequest.objects.select_for_update().get(pk=request.pk)
+    if expert is not None:  # the policy reads their availability as stored now
+        expert = User.objects.get(pk=expert.pk)
     problem = workflow.assign_refusal(request, actor, expert)
     if problem is not None:
         raise problem
@@ -271,21 +273,31 @@ def request_set_standardisation(*, request: RegistrationRequest, involved: bool,
 @transaction.atomic
 def request_remind(*, request: RegistrationRequest, idle: dt.timedelta,
                    actor: User | None = None) -> bool:
-    """Remind the experts of a request idle longer than ``idle`` (a timedelta), once
-    per idle period. Returns whether a reminder was queued."""
+    """Bring up a request idle longer than ``idle``, once per idle period, each time to
+    more people (workflow.next_reminder: its expert, the other experts, IANA staff);
+    each step is an event with its mail. Returns whether a step was taken."""
     now = timezone.now()
     request = (RegistrationRequest.objects.needing_reminder(now=now, idle=idle)
                .select_for_update().filter(pk=request.pk).first())
     if request is None:
         return False
+    done = (request.events.filter(kind__in=workflow.REMINDER_KINDS,
+                                  created_at__gte=request.last_activity_at)
+            .values_list("kind", flat=True))
+    reminder = workflow.next_reminder(
+        request, done=done, experts=User.objects.designated_experts().with_load(),
+        staff=User.objects.iana_staff(), today=timezone.localdate(now))
+    if reminder is None:
+        return False
     request.reminded_at = now
     request.save(update_fields=["reminded_at"])
     days = (now - request.last_activity_at).days
     event = RequestEvent.objects.create(
-        request=request, actor=actor, kind=RequestEvent.Kind.REMIND, from_state=request.state,
-        to_state=request.state, comment=f"No activity for {days} days; the experts were reminded.")
-    queue_message(mails.reminder_message(request), request=request, audience="experts",
-                  event=event)
+        request=request, actor=actor, kind=reminder.kind, from_state=request.state,
+        to_state=request.state,
+        comment=reminder.summary.replace("No activity", f"No activity for {days} days", 1))
+    queue_message(mails.reminder_message(request, reminder), request=request,
+                  audience=reminder.audience, event=event)
     return True
 
 

@@ -164,13 +164,19 @@ def comment_message(comment: Comment, audience: str) -> EmailMessage | None:
     raise ValueError(f"unknown audience {audience!r}")
 
 
-def reminder_message(request: RegistrationRequest) -> EmailMessage | None:
-    recipient = request.assigned_expert
-    to = ([recipient.email] if recipient
-          else experts_emails(exclude=(request.registrant_id,)))
+def reminder_message(request: RegistrationRequest,
+                     reminder: workflow.Reminder) -> EmailMessage | None:
+    """An idle request brought up to the people ``reminder`` names (the workflow
+    chose them: nobody away, nobody with a conflict of interest)."""
+    recipients = reminder.recipients
+    prefix = "[IANA]" if reminder.audience == workflow.STAFF else "[urn experts]"
+    what = ("is waiting" if reminder.kind == workflow.REMINDED
+            else "is still waiting (escalated)")
     return _message(
-        f"[urn experts] Request #{request.pk} ({request.display_nid}) is waiting",
+        f"{prefix} Request #{request.pk} ({request.display_nid}) {what}",
         "reminder.txt", {"request": request, "url": site_url(request.get_absolute_url()),
-                         "recipient": recipient},
-        to=to,
+                         "recipient": recipients[0] if len(recipients) == 1 else None,
+                         "reminder": reminder,
+                         "escalated": reminder.kind != workflow.REMINDED},
+        to=_emails(recipients),
     )

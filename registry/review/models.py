@@ -308,6 +308,8 @@ class RequestEvent(AppendOnlyModel):
         ASSIGN = "assign", "Assignment"
         STANDARDISATION = "standardisation", "Standardisation flag"
         REMIND = "remind", "Reminder to the experts"
+        ESCALATE = "escalate", "Escalated to the other experts"
+        ESCALATE_STAFF = "escalate_staff", "Escalated to IANA staff"
         LIST_COMMENT = "list_comment", "Message on the review list"
         MAIL_REPLY = "mail_reply", "Reply by mail from the registrant"
         RESEND_MAIL = "resend_mail", "Mail sent again"

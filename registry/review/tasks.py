@@ -53,13 +53,15 @@ def poll_imap_mailbox_task() -> int:
 
 
 @shared_task
-def remind_idle_requests_task() -> int:
-    """Periodic (celery beat): remind the experts of requests idle past the configured
-    time, once per idle period (request_remind records each reminder)."""
+def remind_idle_requests_task(idle_days: int | None = None) -> int:
+    """Periodic (celery beat): bring up the requests idle past the configured time
+    (``idle_days`` overrides it), once per idle period, escalating each time
+    (request_remind records each step). Returns how many steps were taken."""
     from registry.review.actions import request_remind
     from registry.review.models import RegistrationRequest
 
-    idle = dt.timedelta(days=settings.REVIEW_IDLE_REMINDER_DAYS)
+    idle = dt.timedelta(days=settings.REVIEW_IDLE_REMINDER_DAYS if idle_days is None
+                        else idle_days)
     candidates = RegistrationRequest.objects.needing_reminder(now=timezone.now(), idle=idle)
     return sum(request_remind(request=request, idle=idle) for request in candidates)
 

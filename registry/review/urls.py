@@ -9,6 +9,7 @@ urlpatterns = [
     path("new/", views.new_request, name="new"),
     path("review/", views.public_review, name="public-review"),
     path("dashboard/", views.dashboard, name="dashboard"),
+    path("availability/", views.availability, name="availability"),
     path("iana/", views.staff_queue, name="staff-queue"),
     path("iana/mail/", mail_views.quarantine, name="quarantine"),
     path("iana/mail/<int:message_pk>/attach/", mail_views.attach, name="quarantine-attach"),

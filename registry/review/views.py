@@ -16,17 +16,19 @@ from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_POST, require_safe
 
+from registry.accounts import actions as account_actions
+from registry.accounts.forms import AvailabilityForm
 from registry.namespaces.advice import confusion_index, nid_warnings, warning_json
 from registry.namespaces.models import Namespace
 from registry.namespaces.presentation import field_diffs
-from registry.namespaces.public_cache import public_page
+from registry.namespaces.public_cache import public_document, public_page
 from registry.namespaces.query_params import Param, canonical_query, choice, positive_integer
 from registry.namespaces.querysets import plausible_text
 from registry.namespaces.template import TEMPLATE_FIELDS, TEXT_FIELDS, render_text, template_values
 from registry.protection import limited
-from registry.review import actions, workflow
+from registry.review import actions, stats, workflow
 from registry.review.forms import (
     AssignForm,
     CommentForm,
@@ -397,21 +399,88 @@ def public_review(request):
 @require_GET
 def dashboard(request):
     if not workflow.can_see_dashboard(request.user):
-        raise PermissionDenied("The dashboard is for designated experts.")
+        raise PermissionDenied("The dashboard is for designated experts and IANA staff.")
     mine = request.GET.get("mine") == "1"
     queue = RegistrationRequest.objects.dashboard_queue(
         assigned_to=request.user if mine else None)
     index = confusion_index()
+    today = timezone.localdate()
+    experts = list(get_user_model().objects.designated_experts().with_load())
     columns = [(State(state).label, state,
                 [(r, workflow.race_of(r), workflow.can_assign(r, request.user),
-                  _request_warnings(r, index)) for r in rows])
+                  _request_warnings(r, index),
+                  workflow.suggested_assignee(r, experts, today=today)) for r in rows])
                for state, rows in queue.items()]
+    load = [(e, workflow.unavailability(e, today=today)) for e in experts]
     return render(request, "review/dashboard.html", {
         "columns": columns, "mine": mine, "now": timezone.now(),
-        "experts": get_user_model().objects.designated_experts(),
+        "experts": experts, "load": load,
+        "can_set_availability": workflow.can_set_availability(request.user),
         "unassigned": RegistrationRequest.objects.open()
         .filter(assigned_expert__isnull=True).count(),
     })
+
+
+@login_required
+def availability(request):
+    """A designated expert's own page: away until a day, the most open requests they
+    take, and the requests assigned to them now."""
+    if not workflow.can_set_availability(request.user):
+        raise PermissionDenied("Availability is for designated experts.")
+    today = timezone.localdate()
+    expert = request.user
+    initial = {"unavailable_until": expert.unavailable_until,
+               "max_open_assignments": expert.max_open_assignments}
+    form = AvailabilityForm(request.POST if request.method == "POST" else None,
+                            initial=initial, today=today)
+    status = 200
+    if request.method == "POST":
+        status = 400
+        if form.is_valid():
+            try:
+                account_actions.expert_set_availability(expert=expert, actor=expert,
+                                                        **form.cleaned_data)
+            except account_actions.AccountRefused as exc:
+                form.add_error(None, str(exc))
+                status = 403
+            else:
+                messages.success(request, "Your availability is saved." if form.has_changed()
+                                 else "Nothing changed, so nothing was saved.")
+                return redirect("review:availability")
+    loaded = get_user_model().objects.with_load().get(pk=expert.pk)
+    return render(request, "review/availability.html", {
+        "form": form, "today": today,
+        "open_assignments": workflow.open_assignments(loaded),
+        "away": workflow.is_away(loaded, today=today),
+        "takes_new": not workflow.unavailability(loaded, today=today),
+        "assigned": RegistrationRequest.objects.open().filter(assigned_expert=expert)
+        .select_related("revises", "published_version").order_by("last_activity_at"),
+    }, status=status)
+
+
+@require_safe
+def stats_page(request):
+    """/stats/: the registry's figures with their charts, tables and summaries; the
+    same for every visitor and cached per generation, but for each expert's load,
+    which only experts and IANA staff see (a per-visitor slot)."""
+    def build() -> dict:
+        figures = stats.public_figures()
+        return {"figures": figures, "charts": stats.public_charts(figures),
+                "slots": {"workload": {}}}
+
+    return public_page(request, "review/stats.html", build)
+
+
+@require_safe
+def stats_json(request):
+    """The figures of /stats/ as JSON: public ones cached per generation; experts and
+    IANA staff also get each expert's load (not cached: it is not public)."""
+    if workflow.can_see_workload(request.user):
+        figures = stats.as_json(stats.public_figures())
+        figures["expert_load"] = stats.expert_load(timezone.localdate())
+        return JsonResponse(figures)
+    return public_document(request, lambda: JsonResponse(
+        stats.as_json(stats.public_figures())))
 
 
 @login_required
@@ -427,6 +496,7 @@ def staff_queue(request):
         "ready": ready, "iesg": iesg,
         "recent": RegistrationRequest.objects.recently_registered(),
         "now": timezone.now(),
+        "can_see_dashboard": workflow.can_see_dashboard(request.user),
     })
 
 

@@ -15,7 +15,8 @@ finds and ``available()`` keeps the transitions it finds nothing against.
 The other questions views, forms, templates and mail ask (``can_view``,
 ``can_edit``, ``can_revise``, ``comment_audiences``, ``can_set_standardisation``,
 ``can_assign``, ``submit_transition``, who sees the dashboard and the staff
-queue, which requests and comments a person may read) are answered here and
+queue, which requests and comments a person may read, who is suggested as a
+request's expert and who is reminded of an idle one) are answered here and
 nowhere else.
 
 Community path (6.2): draft -> in_review (posted to the list) -> experts may
@@ -56,6 +57,7 @@ from registry.review.models import (
     InboundMessage,
     OutboundMessage,
     RegistrationRequest,
+    RequestEvent,
     State,
 )
 from registry.review.validation import submission_problems
@@ -532,6 +534,18 @@ def can_read_comment(comment: Comment, user: Person) -> bool:
 
 
 def can_see_dashboard(user: Person) -> bool:
+    """The dashboard: the open requests, each expert's load and the suggested assignees."""
+    return is_expert(user) or is_iana_staff(user)
+
+
+def can_see_workload(user: Person) -> bool:
+    """Each expert's load and availability (the dashboard, the statistics) is for the
+    designated experts and IANA staff."""
+    return is_expert(user) or is_iana_staff(user)
+
+
+def can_set_availability(user: Person) -> bool:
+    """A designated expert says when they are away and how much they take."""
     return is_expert(user)
 
 
@@ -634,21 +648,31 @@ def can_set_standardisation(request: RegistrationRequest, user: Person) -> bool:
 
 def assign_refusal(request: RegistrationRequest, user: Person,
                    expert: User | None = None) -> Refused | None:
-    """Whether ``user`` may assign ``request`` (to ``expert``, when given; None
-    unassigns). Conflict of interest: the registrant of a request neither assigns it
-    nor is assigned it, as they never decide on it."""
-    if not is_expert(user):
-        return NotAllowed("Only designated experts assign requests.")
+    """Whether ``user`` may assign ``request`` to ``expert`` (None: unassign). The
+    designated experts and IANA staff assign; never to someone with a conflict of
+    interest, and to someone else only while they are available and below their
+    maximum (an expert may still take a request themselves)."""
+    if not (is_expert(user) or is_iana_staff(user)):
+        return NotAllowed("Only designated experts and IANA staff assign requests.")
     if _is_registrant(user, request):
         return NotAllowed("You are the registrant of this request, so you cannot assign it "
                           "(conflict of interest): another designated expert must.")
     if not meaning_of(request.state).open:
         return TransitionRefused("Only open requests are assigned.")
-    if expert is not None and not (is_expert(expert) and expert.is_active):
+    if expert is None:
+        return None
+    if not (is_expert(expert) and expert.is_active):
         return TransitionRefused(f"{expert} is not a designated expert.", field="expert")
-    if expert is not None and expert.pk == request.registrant_id:
-        return TransitionRefused(f"{expert} is the registrant of this request and cannot review "
-                                 "it (conflict of interest).", field="expert")
+    conflict = conflict_of_interest(request, expert)
+    if conflict:
+        return NotAllowed(f"{expert.display_name} {conflict} (conflict of interest): "
+                          "assign another expert.", field="expert")
+    if _signed_in(user) and expert.pk == user.pk:
+        return None
+    busy = unavailability(expert, today=timezone.localdate())
+    if busy:
+        return TransitionRefused(f"{expert.display_name} {busy}: assign another expert.",
+                                 field="expert")
     return None
 
 
@@ -659,6 +683,117 @@ def may_be_assigned(request: RegistrationRequest, expert: User) -> bool:
 
 def can_assign(request: RegistrationRequest, user: Person) -> bool:
     return can_view(request, user) and assign_refusal(request, user) is None
+
+
+# --- Workload: who is suggested, who is reminded -------------------------------------
+
+def _organisation_key(name: str) -> str:
+    return " ".join(name.casefold().split())
+
+
+def conflict_of_interest(request: RegistrationRequest, expert: User) -> str:
+    """Why ``expert`` should not review ``request`` ("" when nothing stands against
+    it): they are its registrant, or of the registrant's organisation (the one in the
+    template or on the registrant's account)."""
+    if expert.pk == request.registrant_id:
+        return "is the registrant of this request"
+    own = _organisation_key(expert.organisation)
+    if own and own in {_organisation_key(request.registrant_organisation),
+                       _organisation_key(request.registrant.organisation)}:
+        return f"is of the registrant's organisation ({expert.organisation})"
+    return ""
+
+
+def is_away(expert: User, *, today: dt.date) -> bool:
+    return expert.unavailable_until is not None and expert.unavailable_until >= today
+
+
+def open_assignments(expert: User) -> int:
+    """The open requests assigned to ``expert``: the ``with_load()`` annotation when the
+    list made it (one query for all), else one query."""
+    if hasattr(expert, "open_assignments"):
+        return int(expert.open_assignments)
+    count: int = RegistrationRequest.objects.filter(state__in=OPEN_STATES,
+                                                    assigned_expert=expert).count()
+    return count
+
+
+def unavailability(expert: User, *, today: dt.date) -> str:
+    """Why ``expert`` takes no more requests now ("" when they do): away, or at their
+    maximum of open assignments."""
+    if is_away(expert, today=today):
+        return f"is away until {expert.unavailable_until:%Y-%m-%d}"
+    limit = expert.max_open_assignments
+    if limit is not None and open_assignments(expert) >= limit:
+        return f"has {limit} open request{'s' if limit != 1 else ''} already, their maximum"
+    return ""
+
+
+def suggestion_refusal(request: RegistrationRequest, expert: User, *,
+                       today: dt.date) -> str:
+    """Why ``expert`` is not suggested for ``request`` ("" when they may be)."""
+    return conflict_of_interest(request, expert) or unavailability(expert, today=today)
+
+
+def suggested_assignee(request: RegistrationRequest, experts: Iterable[User], *,
+                       today: dt.date) -> User | None:
+    """Who should take an open, unassigned ``request``: of ``experts`` (read
+    ``with_load()``), the least loaded one who is available, below their maximum and
+    without a conflict of interest; None when nobody is."""
+    if request.state not in OPEN_STATES or request.assigned_expert_id is not None:
+        return None
+    fit = [e for e in experts if not suggestion_refusal(request, e, today=today)]
+    return min(fit, key=lambda e: (open_assignments(e), e.display_name.casefold(), e.pk),
+               default=None)
+
+
+# A request idle past the reminder period is brought up once per idle period, each
+# time to more people: its assigned expert (or, unassigned, every available expert),
+# then the other experts, then IANA staff; after that nothing more until someone acts.
+# Each step is a RequestEvent of its kind (counted since the request's last activity).
+REMINDED = RequestEvent.Kind.REMIND
+ESCALATED_TO_EXPERTS = RequestEvent.Kind.ESCALATE
+ESCALATED_TO_STAFF = RequestEvent.Kind.ESCALATE_STAFF
+REMINDER_KINDS = (REMINDED, ESCALATED_TO_EXPERTS, ESCALATED_TO_STAFF)
+
+
+@dataclass(frozen=True)
+class Reminder:
+    kind: str  # one of REMINDER_KINDS: the event written
+    audience: str  # EXPERTS or STAFF
+    recipients: tuple[User, ...]
+    summary: str  # the event's comment
+
+
+def next_reminder(request: RegistrationRequest, *, done: Iterable[str],
+                  experts: Iterable[User], staff: Iterable[User],
+                  today: dt.date) -> Reminder | None:
+    """The next step for an idle ``request``, given the reminder kinds ``done`` since
+    its last activity; None once staff were told. An expert away, or with a conflict
+    of interest, is never reminded."""
+    done = set(done)
+    if ESCALATED_TO_STAFF in done:
+        return None
+    pool = tuple(e for e in experts if not is_away(e, today=today)
+                 and not conflict_of_interest(request, e))
+    assigned = next((e for e in pool if e.pk == request.assigned_expert_id), None)
+    to_staff = Reminder(ESCALATED_TO_STAFF, STAFF, tuple(staff),
+                        "Still no activity; escalated to IANA staff.")
+    if not done:
+        if assigned is not None:
+            return Reminder(REMINDED, EXPERTS, (assigned,),
+                            f"No activity; {assigned.display_name} was reminded.")
+        if pool:
+            return Reminder(REMINDED, EXPERTS, pool,
+                            "No activity; the available experts were reminded.")
+        return to_staff
+    # The first step went to the assigned expert alone only when they were available;
+    # otherwise every available expert has heard already.
+    others = tuple(e for e in pool if e.pk != request.assigned_expert_id)
+    if ESCALATED_TO_EXPERTS not in done and assigned is not None and others:
+        return Reminder(ESCALATED_TO_EXPERTS, EXPERTS, others,
+                        "Still no activity; escalated to the other available experts.")
+    return to_staff
 
 
 def hidden_events(request: RegistrationRequest, user: Person) -> set[str]:

@@ -225,7 +225,7 @@ def test_a_mail_failure_never_rolls_back_the_decision(registrant, expert, settin
     assert RequestEvent.objects.filter(request=request, transition="request_changes").exists()
 
 
-def test_idle_requests_get_one_reminder(registrant, expert, settings,
+def test_idle_requests_get_one_reminder(registrant, expert, staff, settings,
                                         django_capture_on_commit_callbacks):
     import datetime as dt
 
@@ -246,13 +246,16 @@ def test_idle_requests_get_one_reminder(registrant, expert, settings,
         assert remind_idle_requests_task() == 0  # beat runs often; one reminder per period
     assert subjects() == [f"[urn experts] Request #{idle.pk} (sleepy) is waiting"]
     event = RequestEvent.objects.get(request=idle, kind="remind")
-    assert event.comment == "No activity for 8 days; the experts were reminded."
-    # A week later, still idle: a second reminder.
+    assert event.comment == "No activity for 8 days; the available experts were reminded."
+    # A week later, still idle: not the same reminder again, but escalated (unassigned,
+    # every available expert was told already: to IANA staff).
     RegistrationRequest.objects.filter(pk=idle.pk).update(
         reminded_at=timezone.now() - dt.timedelta(days=8))
     with django_capture_on_commit_callbacks(execute=True):
         assert remind_idle_requests_task() == 1
     assert len(mail.outbox) == 2
+    assert mail.outbox[1].to == [staff.email]
+    assert RequestEvent.objects.filter(request=idle, kind="escalate_staff").count() == 1
 
 
 def test_the_timeline_names_each_event(client, registrant, expert):

@@ -189,6 +189,16 @@ def expect_signed_in_page(can: Callable | None = None):
     return expect
 
 
+def expect_availability(world, persona, state, method):
+    """An expert's own availability page: log in; only experts; a valid post (the
+    matrix sends nothing: available, no limit) saves and goes back to the page."""
+    if persona == "anonymous":
+        return 302
+    if not workflow.can_set_availability(_user(world, persona)):
+        return 403
+    return 200 if method == "GET" else 302
+
+
 def expect_public(get: int = 200, post: int = 405):
     def expect(world, persona, state, method):
         return get if method == "GET" else post
@@ -292,6 +302,9 @@ COVERED: dict[str, list[Case]] = {
                                       data=lambda w, s: {"m0-request": "1",
                                                          "m0-audience": "public"})],
     "review:quarantine-raw": [Case(expect_quarantined("GET"), args=lambda w, s: (0,))],
+    "review:availability": [Case(expect_availability)],
+    "stats": [Case(expect_public())],
+    "stats-json": [Case(expect_public())],
     "review:request": [Case(expect_request_page, args=_pk, per_state=True)],
     "review:round-txt": [Case(expect_round_txt, args=lambda w, s: (*_pk(w, s), 1),
                               per_state=True)],

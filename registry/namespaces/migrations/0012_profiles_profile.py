@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('namespaces', '0010_nid_order_index'),
+        ('namespaces', '0011_perf_export_fragments_generation_at_commit'),
     ]
 
     operations = [

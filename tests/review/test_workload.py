@@ -1,0 +1,264 @@
+"""Experts' availability and load: the expert's own page, the suggested assignee on the
+dashboard, who may be assigned, and the escalation of idle requests."""
+
+import datetime as dt
+
+import pytest
+import time_machine
+from django.core import mail
+from django.utils import timezone
+
+from registry.accounts import actions as account_actions
+from registry.accounts.models import AccountEvent, User
+from registry.review import actions, workflow
+from registry.review.models import RequestEvent
+from registry.review.tasks import remind_idle_requests_task
+from tests.factories import make_request, make_user
+from tests.html import field_errors, field_value, find, one, page, text
+
+TODAY = dt.date(2026, 11, 24)
+
+
+@pytest.fixture(autouse=True)
+def _eager_mail(settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.REVIEW_IDLE_REMINDER_DAYS = 7
+
+
+def _loaded(*experts):
+    return list(User.objects.filter(pk__in=[e.pk for e in experts]).with_load()
+                .order_by("pk"))
+
+
+def _away(expert, until):
+    return account_actions.expert_set_availability(
+        expert=expert, unavailable_until=until, max_open_assignments=None, actor=expert)
+
+
+# --- The expert's own page --------------------------------------------------------------
+
+def test_an_expert_sets_away_and_maximum_on_their_own_page_with_an_event(client, expert):
+    client.force_login(expert)
+    until = timezone.localdate() + dt.timedelta(days=10)
+    response = client.post("/requests/availability/", {
+        "unavailable_until": until.isoformat(), "max_open_assignments": "3"})
+    assert response.status_code == 302
+    expert.refresh_from_db()
+    assert (expert.unavailable_until, expert.max_open_assignments) == (until, 3)
+    event = AccountEvent.objects.get(user=expert, kind=AccountEvent.Kind.AVAILABILITY_CHANGED)
+    assert event.actor == expert
+    assert event.changes == {"unavailable_until": [None, until.isoformat()],
+                             "max_open_assignments": [None, 3]}
+    doc = page(client.get("/requests/availability/"))
+    assert field_value(doc, "unavailable_until") == until.isoformat()
+    assert text(one(doc, "//*[@data-status]")).startswith(
+        f"You are away until {until.isoformat()}: you are not suggested")
+    # Saving the same again writes nothing more.
+    client.post("/requests/availability/", {
+        "unavailable_until": until.isoformat(), "max_open_assignments": "3"})
+    assert AccountEvent.objects.filter(user=expert,
+                                       kind=AccountEvent.Kind.AVAILABILITY_CHANGED).count() == 1
+
+
+def test_a_past_day_or_a_silly_maximum_is_refused_at_its_field_keeping_what_was_typed(
+        client, expert):
+    client.force_login(expert)
+    response = client.post("/requests/availability/", {
+        "unavailable_until": "2001-01-01", "max_open_assignments": "0"})
+    assert response.status_code == 400
+    doc = page(response)
+    assert field_errors(doc, "unavailable_until") and field_errors(doc, "max_open_assignments")
+    assert field_value(doc, "unavailable_until") == "2001-01-01"
+    assert field_value(doc, "max_open_assignments") == "0"
+    expert.refresh_from_db()
+    assert expert.unavailable_until is None and expert.max_open_assignments is None
+    response = client.post("/requests/availability/", {"unavailable_until": "not a day"})
+    assert response.status_code == 400
+
+
+def test_only_experts_have_an_availability_and_only_their_own(client, registrant, expert,
+                                                              staff):
+    client.force_login(registrant)
+    assert client.get("/requests/availability/").status_code == 403
+    with pytest.raises(account_actions.AccountRefused):
+        account_actions.expert_set_availability(expert=expert, unavailable_until=None,
+                                                max_open_assignments=2, actor=staff)
+    with pytest.raises(account_actions.AccountRefused):
+        account_actions.expert_set_availability(expert=registrant, unavailable_until=None,
+                                                max_open_assignments=2, actor=registrant)
+
+
+# --- The policy ---------------------------------------------------------------------------
+
+def test_conflict_of_interest_is_the_registrant_or_their_organisation(registrant, expert):
+    request = make_request(registrant, nid="conflicted", submit=False)
+    assert workflow.conflict_of_interest(request, expert) == ""
+    assert "registrant" in workflow.conflict_of_interest(request, registrant)
+    colleague = make_user("colleague@example.org", roles=["designated expert"],
+                          organisation="  example ARCHIVE foundation ")
+    assert "organisation" in workflow.conflict_of_interest(request, colleague)
+    # The template's organisation counts too, not only the account's.
+    request.registrant_organisation = "ISSN International Centre"
+    issn = make_user("issn@example.org", roles=["designated expert"],
+                     organisation="ISSN International Centre")
+    assert "organisation" in workflow.conflict_of_interest(request, issn)
+
+
+def test_the_suggestion_is_the_least_loaded_available_expert_without_a_conflict(
+        registrant, expert, second_expert):
+    third = make_user("expert3@example.org", roles=["designated expert"],
+                      organisation=registrant.organisation)
+    busy = make_request(registrant, nid="busyone")
+    actions.request_assign(request=busy, expert=expert, actor=expert)
+    request = make_request(registrant, nid="suggested")
+    experts = _loaded(expert, second_expert, third)
+    # expert has one open request, second_expert none, third is of the registrant's body.
+    assert workflow.suggested_assignee(request, experts, today=TODAY) == second_expert
+    _away(second_expert, TODAY)
+    experts = _loaded(expert, second_expert, third)
+    assert workflow.suggested_assignee(request, experts, today=TODAY) == expert
+    account_actions.expert_set_availability(expert=expert, unavailable_until=None,
+                                            max_open_assignments=1, actor=expert)
+    experts = _loaded(expert, second_expert, third)
+    assert workflow.suggested_assignee(request, experts, today=TODAY) is None
+    # Back the day after their absence ends.
+    tomorrow = TODAY + dt.timedelta(days=1)
+    assert workflow.suggested_assignee(request, experts, today=tomorrow) == second_expert
+    # An assigned request needs no suggestion.
+    busy.refresh_from_db()
+    assert workflow.suggested_assignee(busy, experts, today=tomorrow) is None
+
+
+def test_nobody_assigns_a_conflicted_expert_nor_someone_else_who_is_away(
+        registrant, expert, second_expert, staff):
+    request = make_request(registrant, nid="assignrule")
+    colleague = make_user("colleague@example.org", roles=["designated expert"],
+                          organisation=registrant.organisation)
+    with pytest.raises(workflow.NotAllowed, match="conflict of interest"):
+        actions.request_assign(request=request, expert=colleague, actor=staff)
+    _away(second_expert, timezone.localdate() + dt.timedelta(days=3))
+    with pytest.raises(workflow.TransitionRefused, match="away until"):
+        actions.request_assign(request=request, expert=second_expert, actor=expert)
+    # ... but they may still take it themselves, and IANA staff assign too.
+    actions.request_assign(request=request, expert=second_expert, actor=second_expert)
+    actions.request_assign(request=request, expert=expert, actor=staff)
+    request.refresh_from_db()
+    assert request.assigned_expert == expert
+    assert RequestEvent.objects.filter(request=request, kind="assign").count() == 2
+
+
+# --- The dashboard ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("persona", ["expert", "staff"])
+def test_the_dashboard_shows_each_load_and_assigns_the_suggestion_in_one_click(
+        client, persona, registrant, expert, second_expert, staff):
+    busy = make_request(registrant, nid="busyone")
+    actions.request_assign(request=busy, expert=expert, actor=expert)
+    _away(expert, timezone.localdate())
+    waiting = make_request(registrant, nid="waiting")
+    client.force_login({"expert": expert, "staff": staff}[persona])
+    doc = page(client.get("/requests/dashboard/"))
+    rows = {row.get("data-expert"): row for row in find(doc, "//table[@data-load]/tbody/tr")}
+    assert set(rows) == {str(expert.pk), str(second_expert.pk)}
+    assert text(one(rows[str(expert.pk)], "./td[@data-label='Open requests']")) == "1"
+    assert text(one(rows[str(expert.pk)], "./td[@data-label='Takes new requests']")) \
+        .startswith("No: is away until")
+    form = one(doc, f"//form[@action='/requests/{waiting.pk}/assign/'][@data-suggested]")
+    assert form.get("data-suggested") == str(second_expert.pk)
+    fields = {i.get("name"): i.get("value") for i in find(form, ".//input")
+              if i.get("type") == "hidden"}
+    response = client.post(form.get("action"), fields)
+    assert response.status_code == 302 and response["Location"] == "/requests/dashboard/"
+    waiting.refresh_from_db()
+    assert waiting.assigned_expert == second_expert
+    event = RequestEvent.objects.filter(request=waiting, kind="assign").get()
+    assert event.actor.pk == {"expert": expert, "staff": staff}[persona].pk
+
+
+# --- Escalation -------------------------------------------------------------------------
+
+START = timezone.now()
+
+
+def _run(capture, *, periods):
+    """The periodic task, ``periods`` idle periods (8 days each) from now."""
+    mail.outbox.clear()
+    with time_machine.travel(START + dt.timedelta(days=8 * periods), tick=False), \
+            capture(execute=True):
+        return remind_idle_requests_task()
+
+
+def test_an_idle_request_goes_to_its_expert_then_the_others_then_staff_then_stops(
+        registrant, expert, second_expert, staff, django_capture_on_commit_callbacks):
+    request = make_request(registrant, nid="sleepy")
+    actions.request_assign(request=request, expert=expert, actor=expert)
+    steps = [(_run(django_capture_on_commit_callbacks, periods=n),
+              [sorted(m.to) for m in mail.outbox]) for n in (1, 2, 3, 4)]
+    assert steps == [(1, [[expert.email]]), (1, [[second_expert.email]]),
+                     (1, [[staff.email]]), (0, [])]
+    kinds = list(RequestEvent.objects.filter(request=request, kind__in=workflow.REMINDER_KINDS)
+                 .values_list("kind", flat=True))
+    assert kinds == list(workflow.REMINDER_KINDS)
+    # Someone acts: the next idle period starts from the beginning again.
+    with time_machine.travel(START + dt.timedelta(days=33), tick=False):
+        actions.request_comment(request=request, actor=expert, audience="experts",
+                                body="On it.")
+    assert _run(django_capture_on_commit_callbacks, periods=5) == 0  # not idle long enough
+    assert _run(django_capture_on_commit_callbacks, periods=6) == 1
+    assert [m.to for m in mail.outbox] == [[expert.email]]
+
+
+def test_an_expert_away_gets_no_reminder(registrant, expert, second_expert, staff,
+                                         django_capture_on_commit_callbacks):
+    request = make_request(registrant, nid="awayreq")
+    actions.request_assign(request=request, expert=expert, actor=expert)
+    _away(expert, timezone.localdate() + dt.timedelta(days=60))
+    assert _run(django_capture_on_commit_callbacks, periods=1) == 1
+    assert [m.to for m in mail.outbox] == [[second_expert.email]]
+    # The other experts were told already (the one assigned is away): on to staff.
+    assert _run(django_capture_on_commit_callbacks, periods=2) == 1
+    assert [m.to for m in mail.outbox] == [[staff.email]]
+    assert RequestEvent.objects.filter(request=request, kind="escalate").count() == 0
+
+
+def test_with_every_expert_away_staff_hear_at_once(registrant, expert, staff,
+                                                   django_capture_on_commit_callbacks):
+    request = make_request(registrant, nid="nobodyin")
+    _away(expert, timezone.localdate() + dt.timedelta(days=30))
+    assert _run(django_capture_on_commit_callbacks, periods=1) == 1
+    assert [m.to for m in mail.outbox] == [[staff.email]]
+    event = RequestEvent.objects.get(request=request, kind="escalate_staff")
+    assert event.comment == "Still no activity; escalated to IANA staff."
+    assert "escalated" in mail.outbox[0].body
+
+
+def test_the_command_takes_one_step_per_run_when_told_any_idle_time_counts(
+        registrant, expert, staff, django_capture_on_commit_callbacks):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    request = make_request(registrant, nid="cmdreq")
+    out = StringIO()
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("remind_idle_requests", stdout=out)
+    assert out.getvalue().strip() == "0 requests brought up."  # not idle a week
+    kinds = []
+    for _ in range(3):
+        with django_capture_on_commit_callbacks(execute=True):
+            call_command("remind_idle_requests", "--idle-days", "0", stdout=StringIO())
+        kinds = list(RequestEvent.objects.filter(request=request,
+                                                 kind__in=workflow.REMINDER_KINDS)
+                     .values_list("kind", flat=True))
+    # Unassigned: every expert first, then straight to staff; then nothing more.
+    assert kinds == ["remind", "escalate_staff"]
+    with pytest.raises(CommandError):
+        call_command("remind_idle_requests", "--idle-days", "-1")
+
+
+def test_staff_reach_the_dashboard_from_their_queue(client, staff, registrant):
+    client.force_login(staff)
+    doc = page(client.get("/requests/iana/"))
+    assert "/requests/dashboard/" in [a.get("href") for a in find(doc, "//main//a")]
+    client.force_login(registrant)
+    assert client.get("/requests/dashboard/").status_code == 403
