@@ -31,7 +31,7 @@ from registry.namespaces.models import (
     TemplateVersion,
 )
 from registry.namespaces.querysets import NamespaceEventQuerySet, normalize_rfc_numbers
-from registry.namespaces.template import TEXT_FIELDS
+from registry.namespaces.template import STORED_FIELDS, TEXT_FIELDS
 from registry.urns import check_formal_nid, informal_nid, nid_key
 
 if TYPE_CHECKING:
@@ -158,7 +158,7 @@ def namespace_register(
     version = TemplateVersion.objects.create(
         namespace=namespace, number=1, date=requested_on or date, nid=nid, fast_track=fast_track,
         published_by=actor, source_request=source_request,
-        **{name: values.get(name, "") for name in TEXT_FIELDS},
+        **{name: values.get(name, "") for name in STORED_FIELDS},
     )
     record_namespace_events(NamespaceEvent(
         namespace=namespace, kind=NamespaceEvent.Kind.REGISTERED, version=version, actor=actor,
@@ -234,7 +234,7 @@ def version_publish(
     version = TemplateVersion.objects.create(
         namespace=namespace, number=number or last + 1, date=date, nid=nid or namespace.nid,
         fast_track=fast_track, published_by=actor, source_request=source_request,
-        **{name: values.get(name, "") for name in TEXT_FIELDS},
+        **{name: values.get(name, "") for name in STORED_FIELDS},
     )
     namespace.organisation, namespace.search_text = _search_document(values)
     namespace.save(update_fields=["organisation", "search_text", "updated_at"])
@@ -556,7 +556,7 @@ def namespaces_bulk_register(*, registrations: list[dict[str, Any]], actor: User
         [
             TemplateVersion(
                 namespace=namespace, number=number, date=date, nid=namespace.nid,
-                published_by=actor, **{name: values.get(name, "") for name in TEXT_FIELDS},
+                published_by=actor, **{name: values.get(name, "") for name in STORED_FIELDS},
             )
             for namespace, entry in zip(namespaces, registrations, strict=True)
             for number, (date, values) in enumerate(entry["versions"], start=1)

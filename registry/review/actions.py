@@ -29,7 +29,7 @@ from registry.namespaces.actions import (
     version_publish,
 )
 from registry.namespaces.models import Namespace, TemplateVersion
-from registry.namespaces.template import TEXT_FIELDS
+from registry.namespaces.template import STORED_FIELDS
 from registry.review import mails, workflow
 from registry.review.inbound import ParsedMail
 from registry.review.inbound import parse as parse_mail
@@ -90,7 +90,7 @@ def _queue_comment_mails(comment: Comment, request: RegistrationRequest) -> None
 
 
 def _clean_values(values: dict[str, str]) -> dict[str, str]:
-    return {name: values.get(name, "") or "" for name in TEXT_FIELDS if name in values}
+    return {name: values.get(name, "") or "" for name in STORED_FIELDS if name in values}
 
 
 @transaction.atomic
@@ -105,7 +105,7 @@ def request_create(*, actor: User, kind: str = Namespace.Kind.FORMAL, proposed_n
         if problem is not None:
             raise problem
         current = revises.current_version()
-        start = {name: getattr(current, name) for name in TEXT_FIELDS} if current else {}
+        start = {name: getattr(current, name) for name in STORED_FIELDS} if current else {}
         start["revision_information"] = ""
         start.update(_clean_values(values or {}))
         values = start

@@ -12,10 +12,12 @@ from django.http import QueryDict
 
 from registry.namespaces.models import Namespace
 from registry.namespaces.template import (
+    CONTACT_FIELDS,
     FIELD_MAX_CHARS,
+    PRIVATE_SECTION,
     REQUIRED_FIELDS,
     SECTIONS,
-    TEXT_FIELDS,
+    STORED_FIELDS,
 )
 from registry.review.models import Comment, RegistrationRequest
 from registry.review.validation import nid_problems
@@ -23,6 +25,11 @@ from registry.templates_text import MAX_BYTES, ParsedTemplate, TemplateTextError
 from registry.text_policy import TextPolicyForm
 
 NID_INPUT_MAX = 64
+# The template fields typed on one line; the others are text areas.
+SINGLE_LINE_FIELDS = frozenset(
+    ("registrant_organisation",
+     *(name for c in CONTACT_FIELDS if not c.published.endswith("_postal")
+       for name in (c.published, c.private))))
 FAST_TRACK_REFUSAL = (
     "The fast track is for standards bodies that IANA has recorded as recognized (RFC 8141 "
     "section 6.3, recognition is the IESG's decision). Untick it to use the community path, "
@@ -47,15 +54,21 @@ class RequestForm(TextPolicyForm, forms.ModelForm):
 
     class Meta:
         model = RegistrationRequest
-        fields = ["kind", "proposed_nid", "fast_track", *TEXT_FIELDS]
+        fields = ["kind", "proposed_nid", "fast_track", *STORED_FIELDS]
         widgets = {
             "kind": forms.RadioSelect,
-            **{name: forms.Textarea(attrs={"rows": 4}) for name in TEXT_FIELDS
-               if name not in ("registrant_organisation", "contact_name", "contact_email",
-                               "contact_phone")},
+            **{name: forms.Textarea(attrs={"rows": 4}) for name in STORED_FIELDS
+               if name not in SINGLE_LINE_FIELDS},
         }
-        labels = {"kind": "Kind of namespace", "fast_track": "Ask for the fast track"}
+        labels = {"kind": "Kind of namespace", "fast_track": "Ask for the fast track",
+                  "contact_name": "Published contact person",
+                  "contact_email": "Published contact email"}
         help_texts = {
+            "contact_name": "Published in the registry. A role (\u201cURN registrar\u201d) "
+                            "outlives staff changes; give the person below, for IANA only.",
+            "contact_email": "Published in the registry, where address harvesters read it: a "
+                             "role address (such as urn@your-organisation.example) is the "
+                             "suggested choice; give a personal one below, for IANA only.",
             "kind": "Formal: you propose the NID. Informal: IANA assigns urn-N at registration "
                     "(RFC 8141 section 5.2).",
             "fast_track": "Only for recognized standards bodies, scientific societies and "
@@ -68,7 +81,7 @@ class RequestForm(TextPolicyForm, forms.ModelForm):
         self.submitting = submitting
         self.registrant = registrant
         self.revision = revision
-        for name in TEXT_FIELDS:
+        for name in STORED_FIELDS:
             field = cast(forms.CharField, self.fields[name])  # the template's text fields
             if not getattr(field, "max_length", None):
                 field.max_length = FIELD_MAX_CHARS
@@ -104,6 +117,8 @@ class RequestForm(TextPolicyForm, forms.ModelForm):
             if not fields:
                 continue
             body.append(Fieldset(section.title, *fields))
+            if section is SECTIONS[0]:
+                body.append(Fieldset(PRIVATE_SECTION.title, *PRIVATE_SECTION.fields))
         return Layout(*head, *body, "edit_version")
 
     def clean_proposed_nid(self):
@@ -230,6 +245,12 @@ class TemplateImportForm(forms.Form):
         template gives replaced; and the labels of the fields it filled."""
         merged = data.copy()
         filled = []
+        given = {name for name, value in self.parsed.fields.items() if value.strip()}
+        if given & {c.published for c in CONTACT_FIELDS}:
+            # The template's contact replaces the form's as a whole: a name typed for
+            # someone else must not stay beside the template's address.
+            for contact in CONTACT_FIELDS:
+                merged[contact.published] = ""
         for name, value in self.parsed.fields.items():
             if value.strip() and (name != "revision_information" or revision):
                 merged[name] = value

@@ -23,7 +23,14 @@ from registry.namespaces.models import Namespace
 from registry.namespaces.presentation import field_diffs, pick_pair
 from registry.namespaces.public_cache import public_page
 from registry.namespaces.querysets import plausible_text
-from registry.namespaces.template import SECTIONS, TEXT_FIELDS, render_text, template_values
+from registry.namespaces.template import (
+    SECTIONS,
+    STORED_FIELDS,
+    TEXT_FIELDS,
+    private_contact,
+    render_text,
+    template_values,
+)
 from registry.protection import limited
 from registry.review import actions, workflow
 from registry.review.forms import (
@@ -94,7 +101,10 @@ def new_request(request):
         return _save(request, None)
     initial = {"edit_version": 0, "kind": Namespace.Kind.FORMAL,
                "registrant_organisation": request.user.organisation,
-               "contact_name": request.user.get_full_name(), "contact_email": request.user.email}
+               # The account's own name and address are for IANA; what is published
+               # (a role address is suggested) the registrant chooses.
+               "private_contact_name": request.user.get_full_name(),
+               "private_contact_email": request.user.email}
     form = RequestForm(initial=initial)
     return render(request, "review/request_form.html", _form_context(None, form))
 
@@ -217,7 +227,7 @@ def _save(request, registration_request: RegistrationRequest | None):
         return render(request, "review/request_form.html",
                       _form_context(registration_request, form), status=400)
     data = form.cleaned_data
-    values = {name: data[name] for name in TEXT_FIELDS if name in data}
+    values = {name: data[name] for name in STORED_FIELDS if name in data}
     move = None
     try:
         if registration_request is None:
@@ -294,6 +304,9 @@ def _page(request, registration_request: RegistrationRequest, *, bound: dict | N
         "registration_request": registration_request,
         "shown": shown,
         "shown_values": template_values(shown),
+        "private_contact": (private_contact(template_values(shown))
+                            if workflow.can_see_private_contact(registration_request, user)
+                            else []),
         "sections": SECTIONS,
         "rounds": rounds,
         "events": events,

@@ -464,6 +464,11 @@ def can_read_comment(comment: Comment, user: Person) -> bool:
     return is_expert(user) and not _is_registrant(user, request)
 
 
+def can_see_private_contact(request: RegistrationRequest, user: Person) -> bool:
+    """The contact the registrant gave for IANA only: IANA staff and the registrant."""
+    return _is_registrant(user, request) or is_iana_staff(user)
+
+
 def can_see_dashboard(user: Person) -> bool:
     return is_expert(user)
 
