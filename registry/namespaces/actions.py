@@ -416,8 +416,8 @@ def namespace_import(*, record: Record, actor: Any = None, source: str = "",
     """Insert or bring in line one row of IANA's registry. Returns the namespace and
     the changes made ([] for an unchanged row, ["new"] for a new one).
 
-    A new row gets a ``new_kind`` event (IMPORTED on a first import, SYNCED when
-    IANA added it later); every change to an existing row a SYNCED event naming
+    A new row gets a ``new_kind`` event (IMPORTED on a first import, ADDED_FROM_IANA
+    when IANA registered it later); every change to an existing row a SYNCED event naming
     each field. Template text that is not in the source stays empty, never invented."""
     fields = _record_fields(record)
     existing = Namespace.objects.select_for_update().by_nid(record.name).first()

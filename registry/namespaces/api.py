@@ -290,6 +290,8 @@ class RegistryFeed(Feed):
             return xml_safe(f"New {ns.kind} namespace: {ns.nid}")
         if item.kind == NamespaceEvent.Kind.VERSION_PUBLISHED:
             return xml_safe(f"{ns.nid}: version {item.version.number}")
+        if item.kind == NamespaceEvent.Kind.ADDED_FROM_IANA:
+            return xml_safe(f"New {ns.kind} namespace: {ns.nid} (registered at IANA)")
         if item.kind == NamespaceEvent.Kind.SYNCED:
             return xml_safe(f"{ns.nid}: brought in line with IANA's registry")
         if item.kind == NamespaceEvent.Kind.STATUS_CHANGED:
