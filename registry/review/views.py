@@ -321,6 +321,7 @@ def _page(request, registration_request: RegistrationRequest, *, bound: dict | N
         "conflicts": conflicts,
         "taken_by": taken_by,
         "nid_warnings": _request_warnings(registration_request),
+        "closing": workflow.closing_event(registration_request, events),
         "experts": get_user_model().objects.designated_experts() if can_assign else [],
         "audiences": [(a, Comment.Audience(a).label) for a in audiences],
         "comment_form": comment_form,
@@ -365,7 +366,8 @@ def resend_mail(request, pk, message_pk):
 
 def _request_warnings(registration_request: RegistrationRequest, index=None) -> list:
     """The section 5.1 / 6.2 warnings for the NID a request proposes."""
-    if registration_request.is_revision or \
+    if not workflow.shows_nid_warnings(registration_request) or \
+            registration_request.is_revision or \
             registration_request.kind != Namespace.Kind.FORMAL or \
             not registration_request.proposed_nid:
         return []
@@ -493,7 +495,7 @@ def public_review(request):
         pending = (RegistrationRequest.objects.in_public_review()
                    .select_related("revises", "published_version").with_public_comments()
                    .order_by("review_started_at"))
-        return {"pending": list(pending)}
+        return {"pending": [(r, workflow.race_of(r)) for r in pending.with_race()]}
 
     return public_page(request, "review/public_review.html", build)
 

@@ -53,6 +53,7 @@ from registry.review.models import (
     Comment,
     OutboundMessage,
     RegistrationRequest,
+    RequestEvent,
     State,
 )
 from registry.review.validation import submission_problems
@@ -263,6 +264,25 @@ def race_of(request: RegistrationRequest) -> Race:
                 registered_meanwhile(request) is not None)
     remember_race(request, race)
     return race
+
+
+def shows_nid_warnings(request: RegistrationRequest) -> bool:
+    """Whether the section 5.1/6.2 warnings for the proposed NID still matter: not once
+    the request is registered or closed (its own registration would be the 'conflict')."""
+    return request.state not in FINAL_STATES
+
+
+# The final states a request is closed in without a registration: each with its reason.
+CLOSED_STATES = tuple(state for state in FINAL_STATES if state != State.REGISTERED)
+
+
+def closing_event(request: RegistrationRequest, events) -> RequestEvent | None:
+    """The transition (among ``events``, oldest first) that closed ``request`` without
+    registering it, whose comment is the reason the page shows at its top."""
+    if request.state not in CLOSED_STATES:
+        return None
+    return next((e for e in reversed(events) if e.kind == RequestEvent.Kind.TRANSITION
+                 and e.to_state == request.state), None)
 
 
 def remember_race(request: RegistrationRequest, race: Race) -> None:
