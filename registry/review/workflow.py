@@ -276,7 +276,8 @@ def shows_nid_warnings(request: RegistrationRequest) -> bool:
 CLOSED_STATES = tuple(state for state in FINAL_STATES if state != State.REGISTERED)
 
 
-def closing_event(request: RegistrationRequest, events) -> RequestEvent | None:
+def closing_event(request: RegistrationRequest,
+                  events: list[RequestEvent]) -> RequestEvent | None:
     """The transition (among ``events``, oldest first) that closed ``request`` without
     registering it, whose comment is the reason the page shows at its top."""
     if request.state not in CLOSED_STATES:
