@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from django.db import models
+from django.utils.text import capfirst
 
 # The longest text a template field may hold; real templates are far shorter.
 FIELD_MAX_CHARS = 20_000
@@ -183,7 +184,7 @@ REQUIRED_FIELDS: tuple[str, ...] = (
 
 def field_label(name: str) -> str:
     field = cast("models.Field[Any, Any]", TemplateFields._meta.get_field(name))
-    return str(field.verbose_name).capitalize()
+    return capfirst(str(field.verbose_name))  # "Contact email for IANA" keeps its capitals
 
 
 def template_values(obj) -> dict[str, str]:

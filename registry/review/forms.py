@@ -18,6 +18,7 @@ from registry.namespaces.template import (
     REQUIRED_FIELDS,
     SECTIONS,
     STORED_FIELDS,
+    field_label,
 )
 from registry.review.models import Comment, RegistrationRequest
 from registry.review.validation import nid_problems
@@ -61,8 +62,8 @@ class RequestForm(TextPolicyForm, forms.ModelForm):
                if name not in SINGLE_LINE_FIELDS},
         }
         labels = {"kind": "Kind of namespace", "fast_track": "Ask for the fast track",
-                  "contact_name": "Published contact person",
-                  "contact_email": "Published contact email"}
+                  **{c.published: f"Published {field_label(c.published).lower()}"
+                     for c in CONTACT_FIELDS}}
         help_texts = {
             "contact_name": "Published in the registry. A role (\u201cURN registrar\u201d) "
                             "outlives staff changes; give the person below, for IANA only.",
