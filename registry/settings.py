@@ -140,6 +140,9 @@ ACCOUNT_ADAPTER = "registry.accounts.adapter.RegistryAccountAdapter"
 ACCOUNT_USER_DISPLAY = "registry.accounts.adapter.user_display"
 ACCOUNT_EMAIL_VERIFICATION = "mandatory"
 ACCOUNT_CONFIRM_EMAIL_ON_GET = False
+# Confirming the address in the browser that signed up signs the person in (allauth ties it
+# to the sign-up's session, so a link opened elsewhere confirms without signing anyone in).
+ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = True
 ACCOUNT_UNIQUE_EMAIL = True
 ACCOUNT_USER_MODEL_USERNAME_FIELD = "username"  # generated; people sign in by email
 ACCOUNT_LOGOUT_ON_PASSWORD_CHANGE = False

@@ -3,6 +3,7 @@ from django.urls import include, path
 
 from registry.health import healthz
 from registry.review import views as review_views
+from registry.site_files import favicon
 
 urlpatterns = [
     path("", include("registry.namespaces.urls")),
@@ -14,6 +15,7 @@ urlpatterns = [
     path("iana/people/", include("registry.accounts.urls")),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    path("favicon.ico", favicon, name="favicon"),
 ]
 
 handler404 = "registry.namespaces.views.handler404"

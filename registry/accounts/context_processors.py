@@ -13,4 +13,5 @@ def roles(request):
         "role_label": role_label(user) if signed_in else "",
         "REVIEW_LIST_ADDRESS": settings.REVIEW_LIST_ADDRESS,
         "SITE_NAME": settings.SITE_NAME,
+
     }

@@ -31,7 +31,7 @@ from registry.namespaces.models import (
     TemplateVersion,
 )
 from registry.namespaces.querysets import NamespaceEventQuerySet, normalize_rfc_numbers
-from registry.namespaces.template import PROFILE_FIELD, TEXT_FIELDS
+from registry.namespaces.template import PROFILE_FIELD, STORED_FIELDS, TEXT_FIELDS
 from registry.urns import check_formal_nid, informal_nid, nid_key
 from registry.urns.profiles import profile_problems
 
@@ -179,7 +179,7 @@ def namespace_register(
     version = TemplateVersion.objects.create(
         namespace=namespace, number=1, date=requested_on or date, nid=nid, fast_track=fast_track,
         published_by=actor, source_request=source_request,
-        **{name: values.get(name, "") for name in TEXT_FIELDS},
+        **{name: values.get(name, "") for name in STORED_FIELDS},
         profile=profile_text(profile),
     )
     if profile:
@@ -311,7 +311,7 @@ def version_publish(
     version = TemplateVersion.objects.create(
         namespace=namespace, number=number or last + 1, date=date, nid=nid or namespace.nid,
         fast_track=fast_track, published_by=actor, source_request=source_request,
-        **{name: values.get(name, "") for name in TEXT_FIELDS},
+        **{name: values.get(name, "") for name in STORED_FIELDS},
         profile=profile_text(profile),
     )
     changes = ({PROFILE_FIELD: [namespace.profile, profile]} if profile != namespace.profile
@@ -497,8 +497,8 @@ def namespace_import(*, record: Record, actor: Any = None, source: str = "",
     """Insert or bring in line one row of IANA's registry. Returns the namespace and
     the changes made ([] for an unchanged row, ["new"] for a new one).
 
-    A new row gets a ``new_kind`` event (IMPORTED on a first import, SYNCED when
-    IANA added it later); every change to an existing row a SYNCED event naming
+    A new row gets a ``new_kind`` event (IMPORTED on a first import, ADDED_FROM_IANA
+    when IANA registered it later); every change to an existing row a SYNCED event naming
     each field. Template text that is not in the source stays empty, never invented."""
     fields = _record_fields(record)
     existing = Namespace.objects.select_for_update().by_nid(record.name).first()
@@ -637,7 +637,7 @@ def namespaces_bulk_register(*, registrations: list[dict[str, Any]], actor: User
         [
             TemplateVersion(
                 namespace=namespace, number=number, date=date, nid=namespace.nid,
-                published_by=actor, **{name: values.get(name, "") for name in TEXT_FIELDS},
+                published_by=actor, **{name: values.get(name, "") for name in STORED_FIELDS},
             )
             for namespace, entry in zip(namespaces, registrations, strict=True)
             for number, (date, values) in enumerate(entry["versions"], start=1)

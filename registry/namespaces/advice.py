@@ -19,7 +19,8 @@ from django.conf import settings
 from django.db.models import Count, Max
 from django.urls import reverse
 
-from registry.namespaces.models import Namespace
+from registry.namespaces.models import Namespace, Person
+from registry.namespaces.xrefs import organisation_named
 from registry.urns import Problem
 from registry.urns.confusion import ConfusionIndex, Holder
 
@@ -67,9 +68,14 @@ def confusion_index() -> ConfusionIndex:
     cached = _cache.get("index")
     if cached is not None and cached[0] == fingerprint:
         return cached[1]
+    # A row imported from IANA has no template here, so no organisation: the body its
+    # references name stands in, so "same organisation" fires for it too.
+    people = dict(Person.objects.exclude(org="").values_list("person_id", "org"))
     registered = [
-        Holder(nid, reverse("namespaces:detail", args=[nid]), organisation)
-        for nid, organisation in Namespace.objects.values_list("nid", "organisation")
+        Holder(nid, reverse("namespaces:detail", args=[nid]),
+               organisation or organisation_named(references, people))
+        for nid, organisation, references in Namespace.objects.values_list(
+            "nid", "organisation", "references")
     ]
     requested = [
         Holder(nid, reverse("review:request", args=[pk]), organisation, True, f"request:{pk}")

@@ -346,9 +346,15 @@ class RegistryFeed(Feed):
             return xml_safe(f"New {ns.kind} namespace: {ns.nid}")
         if item.kind == NamespaceEvent.Kind.VERSION_PUBLISHED:
             return xml_safe(f"{ns.nid}: version {item.version.number}")
+        if item.kind == NamespaceEvent.Kind.ADDED_FROM_IANA:
+            return xml_safe(f"New {ns.kind} namespace: {ns.nid} (registered at IANA)")
         if item.kind == NamespaceEvent.Kind.SYNCED:
             return xml_safe(f"{ns.nid}: brought in line with IANA's registry")
-        return xml_safe(f"{ns.nid} is now {item.to_status}")
+        if item.kind == NamespaceEvent.Kind.STATUS_CHANGED:
+            return xml_safe(f"{ns.nid} is now {item.to_status}")
+        if item.kind == NamespaceEvent.Kind.RECORD_CHANGED and item.changes:
+            return xml_safe(f"{ns.nid}: {', '.join(item.changed_fields)} changed")
+        return xml_safe(f"{ns.nid}: {item.get_kind_display().lower()}")
 
     def item_description(self, item):
         if item.version_id:

@@ -38,7 +38,7 @@ def normalize_rfc_numbers(text: str) -> str:
 class NamespaceEventQuerySet(models.QuerySet[Any]):
     # Events that only mirror IANA's registry: their date is when this copy caught
     # up, not when the registry changed (IANA's own date says that).
-    MIRRORED = ("imported", "synced")
+    MIRRORED = ("imported", "synced", "added_from_iana")
 
     def real_changes(self) -> NamespaceEventQuerySet:
         """Changes made in this registry, not copied from IANA's."""
@@ -92,6 +92,17 @@ class NamespaceQuerySet(EventGuardedQuerySet):
         facts: NamespaceQuerySet = self.with_version_count().annotate(
             last_version_date=Subquery(last))
         return facts
+
+    def with_added_from_iana(self) -> NamespaceQuerySet:
+        """``added_from_iana_at``: when a sync brought in a NID that IANA registered after
+        this registry began (None for the rest), as a subquery of the same query."""
+        from registry.namespaces.models import NamespaceEvent
+
+        added = (NamespaceEvent.objects.filter(namespace=OuterRef("pk"),
+                                               kind=NamespaceEvent.Kind.ADDED_FROM_IANA)
+                 .values("created_at")[:1])
+        annotated: NamespaceQuerySet = self.annotate(added_from_iana_at=Subquery(added))
+        return annotated
 
     def sorted_by(self, key: str) -> NamespaceQuerySet:
         """Order for the registry tables: 'nid', '-nid', 'date', '-date'."""

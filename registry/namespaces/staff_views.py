@@ -24,6 +24,7 @@ from registry.namespaces.actions import (
 )
 from registry.namespaces.forms import DeprecateForm, RecordForm, ReinstateForm
 from registry.namespaces.models import Namespace
+from registry.namespaces.template import CONTACT_FIELDS, field_label
 from registry.namespaces.views import namespace_or_404
 
 
@@ -81,7 +82,11 @@ def namespace_record(request: HttpRequest, nid: str) -> HttpResponse:
             return redirect("namespaces:staff-namespace", namespace.nid)
     events = (namespace.events.select_related("actor", "version")
               .order_by("-created_at", "-id"))
+    current = namespace.current_version()
+    contact = [(field_label(c.published), getattr(current, c.published),
+                getattr(current, c.private)) for c in CONTACT_FIELDS] if current else []
     return render(request, "namespaces/staff_namespace.html", {
         "namespace": namespace, "record": record, "status": status, "events": events,
+        "current": current, "contact": contact,
         "replaces": Namespace.objects.filter(replaced_by=namespace).order_by("nid"),
     }, status=400 if which and request.method == "POST" else 200)

@@ -27,9 +27,14 @@ MAX_BYTES = 20 * 1024 * 1024
 FETCH_TIMEOUT = 60
 
 
+# What a report names that no sync records: NIDs held here that IANA's file lacks,
+# registered here (IANA has yet to add them) or once IANA's (gone from its file).
+REPORTED_ONLY = ("here", "missing")
+
+
 @dataclass
 class Change:
-    what: str  # "new", "changed", "experts", "person", "updated", "missing"
+    what: str  # "new", "changed", "experts", "person", "updated", "here", "missing"
     subject: str
     detail: str
 
@@ -87,8 +92,13 @@ def compare(snapshot: Snapshot) -> list[Change]:
         else:
             changes.extend(Change("changed", record.name, c) for c in record_changes(ns, record))
     if snapshot.records:
-        for ns in existing.values():
-            if not ns.versions.exists():
+        registered_here = set(NamespaceEvent.objects.filter(
+            kind=NamespaceEvent.Kind.REGISTERED).values_list("namespace_id", flat=True))
+        for ns in sorted(existing.values(), key=lambda ns: ns.nid.lower()):
+            if ns.pk in registered_here:
+                changes.append(Change("here", ns.nid,
+                                      f"registered here, not yet in {snapshot.source}"))
+            else:
                 changes.append(Change("missing", ns.nid, f"not in {snapshot.source}"))
     meta = {m.key: m for m in RegistryMetadata.objects.all()}
     for key, experts in snapshot.experts.items():
@@ -113,8 +123,9 @@ def compare(snapshot: Snapshot) -> list[Change]:
 def apply(snapshot: Snapshot, *, actor=None, first_import: bool = False) -> list[Change]:
     """Bring this registry in line with ``snapshot``, all or nothing. Rows only here
     are kept (a NID is never removed, section 5); they are reported, not deleted."""
-    new_kind = NamespaceEvent.Kind.IMPORTED if first_import else NamespaceEvent.Kind.SYNCED
-    changes = [c for c in compare(snapshot) if c.what == "missing"]
+    new_kind = (NamespaceEvent.Kind.IMPORTED if first_import
+                else NamespaceEvent.Kind.ADDED_FROM_IANA)
+    changes = [c for c in compare(snapshot) if c.what in REPORTED_ONLY]
     for person in snapshot.people:
         if done := person_sync(person=person, actor=actor):
             changes.append(Change("person", person.person_id, done))

@@ -3,6 +3,13 @@
 One abstract model holds them so that a draft request, each submitted round
 and each published version carry exactly the same fields; the guidance shown
 with each field condenses sections 6.4.1-6.4.7.
+
+The contact block has two parts: what the registry publishes (the template's
+own fields, ``TEXT_FIELDS``) and, per contact field, a private value for IANA
+only (``PRIVATE_FIELDS``, declared by ``CONTACT_FIELDS``). Everything public
+(pages, exports, the API, template.txt, the feed, list mail) reads
+``TEXT_FIELDS`` only; copying a template from model to model reads
+``STORED_FIELDS``.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from django.db import models
+from django.utils.text import capfirst
 
 # The longest text a template field may hold; real templates are far shorter.
 FIELD_MAX_CHARS = 20_000
@@ -41,6 +49,17 @@ class TemplateFields(models.Model):
     contact_email = models.EmailField("contact email", max_length=254, blank=True)
     contact_phone = models.CharField("contact phone", max_length=64, blank=True)
     contact_postal = models.TextField("contact postal address", blank=True)
+    private_contact_name = models.CharField(
+        "contact person for IANA", max_length=200, blank=True,
+        help_text="Only IANA staff (and you) see it. Empty: the published one.",
+    )
+    private_contact_email = models.EmailField(
+        "contact email for IANA", max_length=254, blank=True,
+        help_text="A personal address IANA may write to; never published. Empty: the "
+                  "published one.",
+    )
+    private_contact_phone = models.CharField("contact phone for IANA", max_length=64, blank=True)
+    private_contact_postal = models.TextField("contact postal address for IANA", blank=True)
     purpose = models.TextField(
         blank=True,
         help_text=(
@@ -138,13 +157,31 @@ SECTIONS: tuple[TemplateSection, ...] = (
     TemplateSection("Revision Information", ("revision_information",)),
 )
 
-# Every text field of the template, in the template's order.
+# Every published text field of the template, in the template's order.
 TEXT_FIELDS: tuple[str, ...] = tuple(name for section in SECTIONS for name in section.fields)
+
+
+@dataclass(frozen=True)
+class ContactField:
+    """One field of the contact block: the value published, and IANA's private one."""
+
+    published: str
+    private: str
+
+
+CONTACT_FIELDS: tuple[ContactField, ...] = tuple(
+    ContactField(name, f"private_{name}") for name in TEXT_FIELDS if name.startswith("contact_")
+)
+# The contact for IANA only: never in a public page, export, API answer, feed or mail.
+PRIVATE_FIELDS: tuple[str, ...] = tuple(c.private for c in CONTACT_FIELDS)
+PRIVATE_SECTION = TemplateSection("Contact for IANA only (not published)", PRIVATE_FIELDS)
+# What a request, a round and a version store (and copy from one to the next).
+STORED_FIELDS: tuple[str, ...] = TEXT_FIELDS + PRIVATE_FIELDS
 
 # The fields of one line (a name, an address of mail, a number): the model's
 # CharFields, read from TemplateFields so a new field says which it is by its type.
 SINGLE_LINE_FIELDS: tuple[str, ...] = tuple(
-    name for name in TEXT_FIELDS
+    name for name in STORED_FIELDS
     if not isinstance(TemplateFields._meta.get_field(name), models.TextField))
 
 # Required before a request can be submitted (Appendix A; 6.4.5 and 6.4.6 say MUST).
@@ -163,17 +200,32 @@ REQUIRED_FIELDS: tuple[str, ...] = (
 
 def field_label(name: str) -> str:
     field = cast("models.Field[Any, Any]", TemplateFields._meta.get_field(name))
-    return str(field.verbose_name).capitalize()
+    return capfirst(str(field.verbose_name))  # "Contact email for IANA" keeps its capitals
 
 
 # The machine-readable profile travels with the text fields (request, rounds, versions)
 # but is JSON, not prose: it is not in TEXT_FIELDS nor in the plain-text template.
 PROFILE_FIELD = "profile"
-TEMPLATE_FIELDS: tuple[str, ...] = (*TEXT_FIELDS, PROFILE_FIELD)
+TEMPLATE_FIELDS: tuple[str, ...] = (*STORED_FIELDS, PROFILE_FIELD)
 
 
 def template_values(obj) -> dict[str, str]:
+    """Every stored field, the private contact and the profile included (for copying
+    and for staff)."""
     return {name: getattr(obj, name) for name in TEMPLATE_FIELDS}
+
+
+def published_values(values: dict[str, str]) -> dict[str, str]:
+    """Only what the registry publishes of ``values``."""
+    return {name: values[name] for name in TEXT_FIELDS if name in values}
+
+
+def private_contact(values: dict[str, str]) -> list[tuple[str, str]]:
+    """IANA's private contact as (label, value) pairs, where it differs from the
+    published one (an empty private field means "the published one")."""
+    return [(field_label(c.private), value) for c in CONTACT_FIELDS
+            if (value := (values.get(c.private) or "").strip())
+            and value != (values.get(c.published) or "").strip()]
 
 
 def missing_fields(values: dict[str, str], *, fast_track: bool, revision: bool) -> list[str]:

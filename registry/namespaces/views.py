@@ -13,9 +13,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from registry.namespaces import exports
 from registry.namespaces.checker import MAX_URN_LENGTH, MAX_URNS, check_urns, split_lines
 from registry.namespaces.forms import SearchForm
-from registry.namespaces.models import Namespace
+from registry.namespaces.models import Namespace, RegistryMetadata
 from registry.namespaces.presentation import (
     field_diffs,
     highlight,
@@ -74,8 +75,19 @@ def designated_experts() -> list[str]:
     return [user.display_name for user in get_user_model().objects.designated_experts()]
 
 
+def sub_registry_experts(metadata: dict[str, RegistryMetadata]) -> dict[str, str]:
+    """Each sub-registry's designated experts as registry.xml names them
+    (exports.experts: IANA's list, else the expert accounts), the accounts read once."""
+    kinds = Namespace.Kind.values
+    listed = {kind: exports.experts(kind, metadata) for kind in kinds
+              if kind in metadata and metadata[kind].experts}
+    accounts = exports.experts("", {}) if len(listed) < len(kinds) else ""
+    return {kind: listed.get(kind, accounts) for kind in kinds}
+
+
 def namespace_or_404(nid: str) -> Namespace:
-    namespace = Namespace.objects.by_nid(nid).select_related("holder", "replaced_by").first()
+    namespace = (Namespace.objects.by_nid(nid).select_related("holder", "replaced_by")
+                 .with_added_from_iana().first())
     if namespace is None:
         raise UnknownNID(nid)
     return namespace
@@ -129,6 +141,7 @@ def registry_page(request):
                       else formal.filter(nid__istartswith=letter))
         informal_sort = {"nid": "number", "-nid": "-number"}.get(sort, sort)
         counts = registry_counts(status, letter)
+        metadata = {m.key: m for m in RegistryMetadata.objects.all()}
         formal_page = _table(query, formal, "f", sort, counts["formal_rows"])
         informal_page = _table(query, namespaces.informal(), "i", informal_sort,
                                counts["informal_rows"])
@@ -144,7 +157,7 @@ def registry_page(request):
             "statuses": Namespace.Status.choices,
             "counts": counts,
             "table_query": _keep({"sort": sort, "status": status, "letter": letter}),
-            "experts": designated_experts(),
+            "experts": sub_registry_experts(metadata),
             "last_change": current_generation(request).real_change_at,
         }
 

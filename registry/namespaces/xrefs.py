@@ -69,6 +69,21 @@ def from_label(label: str) -> Xref:
     return {"type": "text", "text": label}
 
 
+def organisation_named(references: list, people: dict[str, str] | None = None) -> str:
+    """The body a registry row names in its references, for rows whose template is not
+    held here (imported from IANA): a linked or plain name ("ISSN International Centre
+    <http://www.issn.org>"), else the organisation of a person referred to (``people``:
+    person id to organisation); "" when the row names only RFCs and drafts."""
+    typed = [from_label(r) if isinstance(r, str) else r for r in references or []]
+    for xref in typed:
+        if xref.get("type") in ("uri", "text") and (name := (xref.get("text") or "").strip()):
+            return name
+    for xref in typed:
+        if xref.get("type") == "person" and (org := (people or {}).get(xref.get("data", ""))):
+            return org
+    return ""
+
+
 def label(xref: Xref) -> str:
     """How IANA's tables write a reference: RFC5279, RFC Errata 3188, the text of a
     link, a person's id."""

@@ -31,7 +31,7 @@ from registry.namespaces.actions import (
     version_publish,
 )
 from registry.namespaces.models import Namespace, TemplateVersion
-from registry.namespaces.template import PROFILE_FIELD, TEMPLATE_FIELDS, TEXT_FIELDS
+from registry.namespaces.template import PROFILE_FIELD, STORED_FIELDS, TEMPLATE_FIELDS
 from registry.review import mails, workflow
 from registry.review.inbound import ParsedMail
 from registry.review.inbound import parse as parse_mail
@@ -114,7 +114,7 @@ def request_create(*, actor: User, kind: str = Namespace.Kind.FORMAL, proposed_n
         if problem is not None:
             raise problem
         current = revises.current_version()
-        start = {name: getattr(current, name) for name in TEXT_FIELDS} if current else {}
+        start = {name: getattr(current, name) for name in STORED_FIELDS} if current else {}
         # The published profile is carried forward (a namespace imported without
         # template text may still have one).
         start[PROFILE_FIELD] = profile_text(revises.profile)

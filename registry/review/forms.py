@@ -13,12 +13,16 @@ from django.http import QueryDict
 
 from registry.namespaces.models import Namespace
 from registry.namespaces.template import (
+    CONTACT_FIELDS,
     FIELD_MAX_CHARS,
+    PRIVATE_SECTION,
     PROFILE_FIELD,
     REQUIRED_FIELDS,
     SECTIONS,
     SINGLE_LINE_FIELDS,
+    STORED_FIELDS,
     TEXT_FIELDS,
+    field_label,
 )
 from registry.review.models import Comment, RegistrationRequest
 from registry.review.validation import nid_problems
@@ -58,16 +62,23 @@ class RequestForm(TextPolicyForm, forms.ModelForm):
 
     class Meta:
         model = RegistrationRequest
-        fields = ["kind", "proposed_nid", "fast_track", *TEXT_FIELDS, PROFILE_FIELD]
+        fields = ["kind", "proposed_nid", "fast_track", *STORED_FIELDS, PROFILE_FIELD]
         widgets = {
             "kind": forms.RadioSelect,
             PROFILE_FIELD: forms.Textarea(attrs={"rows": 12, "class": "font-monospace",
                                                  "spellcheck": "false"}),
-            **{name: forms.Textarea(attrs={"rows": 4}) for name in TEXT_FIELDS
+            **{name: forms.Textarea(attrs={"rows": 4}) for name in STORED_FIELDS
                if name not in SINGLE_LINE_FIELDS},
         }
-        labels = {"kind": "Kind of namespace", "fast_track": "Ask for the fast track"}
+        labels = {"kind": "Kind of namespace", "fast_track": "Ask for the fast track",
+                  **{c.published: f"Published {field_label(c.published).lower()}"
+                     for c in CONTACT_FIELDS}}
         help_texts = {
+            "contact_name": "Published in the registry. A role (\u201cURN registrar\u201d) "
+                            "outlives staff changes; give the person below, for IANA only.",
+            "contact_email": "Published in the registry, where address harvesters read it: a "
+                             "role address (such as urn@your-organisation.example) is the "
+                             "suggested choice; give a personal one below, for IANA only.",
             "kind": "Formal: you propose the NID. Informal: IANA assigns urn-N at registration "
                     "(RFC 8141 section 5.2).",
             "fast_track": "Only for recognized standards bodies, scientific societies and "
@@ -80,7 +91,7 @@ class RequestForm(TextPolicyForm, forms.ModelForm):
         self.submitting = submitting
         self.registrant = registrant
         self.revision = revision
-        for name in (*TEXT_FIELDS, PROFILE_FIELD):
+        for name in (*STORED_FIELDS, PROFILE_FIELD):
             field = cast(forms.CharField, self.fields[name])  # the template's text fields
             if not getattr(field, "max_length", None):
                 field.max_length = FIELD_MAX_CHARS
@@ -116,6 +127,8 @@ class RequestForm(TextPolicyForm, forms.ModelForm):
             if not fields:
                 continue
             body.append(Fieldset(section.title, *fields))
+            if section is SECTIONS[0]:
+                body.append(Fieldset(PRIVATE_SECTION.title, *PRIVATE_SECTION.fields))
         body.append(Fieldset("Machine-readable profile (optional)", PROFILE_FIELD))
         return Layout(*head, *body, "edit_version")
 
@@ -293,6 +306,12 @@ class TemplateImportForm(forms.Form):
         for name in TEXT_FIELDS:
             if name in others:
                 merged[name] = ""
+        given = {name for name, value in self.parsed.fields.items() if value.strip()}
+        if given & {c.published for c in CONTACT_FIELDS}:
+            # The template's contact replaces the form's as a whole: a name typed for
+            # someone else must not stay beside the template's address.
+            for contact in CONTACT_FIELDS:
+                merged[contact.published] = ""
         for name, value in self.parsed.fields.items():
             if value.strip() and (name != "revision_information" or revision):
                 merged[name] = value

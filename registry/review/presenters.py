@@ -22,7 +22,7 @@ from registry.namespaces.advice import nid_warnings
 from registry.namespaces.models import Namespace
 from registry.namespaces.presentation import field_diffs, pick_pair
 from registry.namespaces.profiles import profile_presentation
-from registry.namespaces.template import SECTIONS, template_values
+from registry.namespaces.template import SECTIONS, private_contact, template_values
 from registry.review import workflow
 from registry.review.forms import CommentForm, StandardisationForm, TransitionForm
 from registry.review.models import (
@@ -60,7 +60,8 @@ def race_panel(registration_request: RegistrationRequest) -> Context:
 
 def request_warnings(registration_request: RegistrationRequest, index: Any = None) -> list:
     """The section 5.1 / 6.2 warnings for the NID a request proposes."""
-    if registration_request.is_revision or \
+    if not workflow.shows_nid_warnings(registration_request) or \
+            registration_request.is_revision or \
             registration_request.kind != Namespace.Kind.FORMAL or \
             not registration_request.proposed_nid:
         return []
@@ -139,12 +140,19 @@ def proposed_profile(text: str, registration_request: RegistrationRequest) -> di
     return profile_presentation(data, nid)
 
 
-def template_panel(registration_request: RegistrationRequest, query: QueryDict) -> Context:
+def template_panel(registration_request: RegistrationRequest, user: Any,
+                   query: QueryDict) -> Context:
     """The template as last submitted (the working copy before submission), its
-    rounds, and what changed between two of them."""
+    rounds, and what changed between two of them; IANA's private contact for those
+    who may see it."""
     rounds = list(registration_request.rounds.order_by("-number"))
     shown = rounds[0] if rounds else registration_request
-    context: Context = {"shown": shown, "shown_values": template_values(shown),
+    values = template_values(shown)
+    context: Context = {"shown": shown, "shown_values": values,
+                        "private_contact": (
+                            private_contact(values)
+                            if workflow.can_see_private_contact(registration_request, user)
+                            else []),
                         "sections": SECTIONS, "rounds": rounds,
                         "profile": proposed_profile(shown.profile, registration_request)}
     if len(rounds) >= 2:
@@ -161,6 +169,7 @@ def timeline_panel(registration_request: RegistrationRequest, user: Any) -> Cont
                      "the review list" if event.kind == RequestEvent.Kind.LIST_COMMENT
                      else "system")
     return {"events": events,
+            "closing": workflow.closing_event(registration_request, events),
             "comments": registration_request.comments.visible_to(user).select_related("author")}
 
 
@@ -189,7 +198,7 @@ def request_page_context(registration_request: RegistrationRequest, user: Any, *
         **race_panel(registration_request),
         **warnings_panel(registration_request),
         **actions_panel(registration_request, user, bound=bound or {}, now=now),
-        **template_panel(registration_request, query),
+        **template_panel(registration_request, user, query),
         **timeline_panel(registration_request, user),
         **mail_panel(registration_request, user),
     }

@@ -26,7 +26,12 @@ from registry.namespaces.presentation import field_diffs
 from registry.namespaces.public_cache import public_document, public_page
 from registry.namespaces.query_params import Param, canonical_query, choice, positive_integer
 from registry.namespaces.querysets import plausible_text
-from registry.namespaces.template import TEMPLATE_FIELDS, TEXT_FIELDS, render_text, template_values
+from registry.namespaces.template import (
+    TEMPLATE_FIELDS,
+    TEXT_FIELDS,
+    render_text,
+    template_values,
+)
 from registry.protection import limited
 from registry.review import actions, stats, workflow
 from registry.review.forms import (
@@ -95,7 +100,10 @@ def new_request(request):
         return _save(request, None)
     initial = {"edit_version": 0, "kind": Namespace.Kind.FORMAL,
                "registrant_organisation": request.user.organisation,
-               "contact_name": request.user.get_full_name(), "contact_email": request.user.email}
+               # The account's own name and address are for IANA; what is published
+               # (a role address is suggested) the registrant chooses.
+               "private_contact_name": request.user.get_full_name(),
+               "private_contact_email": request.user.email}
     form = RequestForm(initial=initial)
     return render(request, "review/request_form.html", _form_context(None, form))
 
@@ -390,7 +398,7 @@ def public_review(request):
         pending = (RegistrationRequest.objects.in_public_review()
                    .select_related("revises", "published_version").with_public_comments()
                    .order_by("review_started_at"))
-        return {"pending": list(pending)}
+        return {"pending": [(r, workflow.race_of(r)) for r in pending.with_race()]}
 
     return public_page(request, "review/public_review.html", build)
 

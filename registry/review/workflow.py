@@ -334,6 +334,26 @@ def race_of(request: RegistrationRequest) -> Race:
     return race
 
 
+def shows_nid_warnings(request: RegistrationRequest) -> bool:
+    """Whether the section 5.1/6.2 warnings for the proposed NID still matter: not once
+    the request is registered or closed (its own registration would be the 'conflict')."""
+    return request.state not in FINAL_STATES
+
+
+# The final states a request is closed in without a registration: each with its reason.
+CLOSED_STATES = tuple(state for state in FINAL_STATES if state != State.REGISTERED)
+
+
+def closing_event(request: RegistrationRequest,
+                  events: list[RequestEvent]) -> RequestEvent | None:
+    """The transition (among ``events``, oldest first) that closed ``request`` without
+    registering it, whose comment is the reason the page shows at its top."""
+    if request.state not in CLOSED_STATES:
+        return None
+    return next((e for e in reversed(events) if e.kind == RequestEvent.Kind.TRANSITION
+                 and e.to_state == request.state), None)
+
+
 def remember_race(request: RegistrationRequest, race: Race) -> None:
     """Keep a race a page has already read, for the questions that follow."""
     request.__dict__["_race"] = ((request.state, request.proposed_nid), race)
@@ -531,6 +551,11 @@ def can_read_comment(comment: Comment, user: Person) -> bool:
     if comment.audience == Comment.Audience.REGISTRANT:
         return _is_registrant(user, request) or is_expert(user) or is_iana_staff(user)
     return is_expert(user) and not _is_registrant(user, request)
+
+
+def can_see_private_contact(request: RegistrationRequest, user: Person) -> bool:
+    """The contact the registrant gave for IANA only: IANA staff and the registrant."""
+    return _is_registrant(user, request) or is_iana_staff(user)
 
 
 def can_see_dashboard(user: Person) -> bool:

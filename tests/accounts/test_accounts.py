@@ -46,6 +46,30 @@ def test_sign_up_needs_email_verification(client, db, mailoutbox):
     assert User.objects.get(email="new@example.org").username  # generated, never shown
 
 
+def test_confirming_the_address_after_sign_up_signs_the_person_in(client, db, mailoutbox):
+    client.post("/accounts/signup/", {
+        "email": "new@example.org", "password1": PASSWORD, "password2": PASSWORD,
+        "first_name": "Nora", "last_name": "New", "organisation": "New Standards Body"})
+    assert "_auth_user_id" not in client.session  # not before the address is confirmed
+    response = client.post(link_in(mailoutbox[0]))
+    assert response.status_code == 302
+    assert client.session["_auth_user_id"] == str(User.objects.get(email="new@example.org").pk)
+    assert response["Location"] == "/requests/"
+
+
+def test_a_confirmation_link_opened_elsewhere_signs_no_one_in(client, db, mailoutbox,
+                                                              django_user_model):
+    from django.test import Client
+
+    client.post("/accounts/signup/", {
+        "email": "new@example.org", "password1": PASSWORD, "password2": PASSWORD,
+        "first_name": "Nora", "last_name": "New", "organisation": "New Standards Body"})
+    elsewhere = Client()
+    elsewhere.post(link_in(mailoutbox[0]))
+    assert "_auth_user_id" not in elsewhere.session
+    assert django_user_model.objects.get(email="new@example.org").emailaddress_set.get().verified
+
+
 def test_log_in_and_out(client, registrant):
     response = client.post("/accounts/login/", {"login": registrant.email,
                                                 "password": PASSWORD})

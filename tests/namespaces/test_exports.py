@@ -8,7 +8,12 @@ import feedparser
 import pytest
 from lxml import etree
 
-from registry.namespaces.actions import namespace_register, version_publish
+from registry.namespaces.actions import (
+    namespace_register,
+    namespace_update_record,
+    version_publish,
+)
+from registry.namespaces.models import Namespace
 from tests.factories import complete_values
 from tests.html import page, texts
 
@@ -56,6 +61,17 @@ def test_atom_feed_has_every_registry_change(client, registered):
     assert "New informal namespace: urn-8" in titles
     assert all(e.link.startswith("http://testserver/namespaces/") for e in feed.entries)
     assert len(feed.entries) == 3  # the import itself is not news
+
+
+def test_the_feed_names_what_a_record_change_changed(client, registered, staff,
+                                                    other_registrant):
+    namespace_update_record(namespace=registered, changes={"holder": other_registrant},
+                            reason="The archive moved to its new owner.", actor=staff)
+    feed = feedparser.parse(client.get("/feed.atom").content)
+    newest = feed.entries[0]
+    assert newest.title == f"feedtest: {Namespace._meta.get_field('holder').verbose_name} changed"
+    assert newest.summary == "The archive moved to its new owner."
+    assert not any(e.title.startswith("feedtest is now") for e in feed.entries)
 
 
 def test_api_lists_namespaces_with_paging(client, registered):

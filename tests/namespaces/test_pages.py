@@ -4,15 +4,21 @@ import datetime as dt
 
 import pytest
 from django.urls import reverse
+from lxml import etree
 
-from registry.namespaces.actions import namespace_register, namespace_set_status, version_publish
+from registry.namespaces.actions import (
+    namespace_register,
+    namespace_set_status,
+    registry_metadata_set,
+    version_publish,
+)
 from registry.namespaces.models import Namespace
 from tests.factories import complete_values
 from tests.html import find, links, one, page, terms, text, texts
 
 FORMAL_NIDS = "//table[@id='formal-table']/tbody/tr/td[1]/a[@class='nid']"
 INFORMAL_NIDS = "//table[@id='informal-table']/tbody/tr/td[1]/a[@class='nid']"
-REGISTRY_NOTE = "//main/p[contains(@class, 'small')]"  # experts, last change
+REGISTRY_NOTE = "//*[@id='last-change']"
 RESULT_NIDS = "//ol[@id='results']/li/a[contains(@class, 'nid')]"
 TEMPLATE = "//main//dl[@class='template']"
 
@@ -193,10 +199,29 @@ def test_registry_page_pages_through_10000_namespaces(client, db):
         page(client.get("/?fpage=21")), FORMAL_NIDS)
 
 
-def test_registry_page_names_the_designated_experts(client, registry, expert):
+def test_registry_page_names_the_expert_accounts_until_iana_lists_experts(client, db, expert):
     doc = page(client.get("/"))
-    assert texts(doc, REGISTRY_NOTE) == [f"Designated experts: {expert.display_name}."]
-    assert "Last registry change" not in text(doc)  # importing IANA's rows is not a change
+    for kind in ("formal", "informal"):
+        assert texts(doc, f"//*[@id='{kind}-experts']") == [
+            f"Designated experts: {expert.display_name}"]
+
+
+def test_importing_ianas_rows_is_no_registry_change(client, registry):
+    assert texts(page(client.get("/")), REGISTRY_NOTE) == []
+
+
+def test_registry_page_names_each_sub_registrys_experts_as_iana_lists_them(client, registry,
+                                                                           expert):
+    registry_metadata_set(key="formal", experts="Peter Saint-Andre, Lars Svensson")
+    registry_metadata_set(key="informal", experts="Lars Svensson")
+    doc = page(client.get("/"))
+    assert texts(doc, "//*[@id='formal-experts']") == [
+        "Designated experts: Peter Saint-Andre, Lars Svensson"]
+    assert texts(doc, "//*[@id='informal-experts']") == ["Designated experts: Lars Svensson"]
+    assert expert.display_name not in text(doc)
+    xml = etree.fromstring(client.get(reverse("namespaces:registry-xml")).content)
+    assert xml.findtext("{*}registry[@id='urn-namespaces-1']/{*}expert") == \
+        "Peter Saint-Andre, Lars Svensson"
 
 
 def test_registry_page_dates_the_last_real_change(client, revised):

@@ -1,13 +1,16 @@
 """sync_iana: a report by default, every change an event with --apply, and the
 daily task that runs it where IANA_SYNC_URL is set."""
 
+import datetime as dt
 import io
 
+import feedparser
 import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from registry.namespaces import sync
+from registry.namespaces.actions import namespace_register
 from registry.namespaces.models import (
     Namespace,
     NamespaceEvent,
@@ -17,6 +20,8 @@ from registry.namespaces.models import (
 )
 from registry.namespaces.public_cache import current_generation
 from registry.namespaces.tasks import sync_iana_task
+from tests.factories import complete_values
+from tests.html import main_text, page, texts
 from tests.namespaces.test_iana_xml import IANA_XML, newer_iana_file
 
 
@@ -59,7 +64,7 @@ def test_apply_records_every_change_as_an_event(iana_registry, newer):
     assert "Recorded" in report
     trivore = Namespace.objects.by_nid("trivore").get()
     new_event = trivore.events.get()
-    assert new_event.kind == "synced" and "New in" in new_event.comment
+    assert new_event.kind == NamespaceEvent.Kind.ADDED_FROM_IANA and "New in" in new_event.comment
     gpp2 = Namespace.objects.by_nid("3gpp2").get()
     assert str(gpp2.registered_on) == "2018-06-20" and str(gpp2.record_updated) == "2026-05-01"
     change = gpp2.events.get(kind="synced")
@@ -90,6 +95,29 @@ def test_rows_only_held_here_are_reported_never_removed(iana_registry, tmp_path)
     report = run(str(path), "--apply")
     assert "missing  xmpp: not in" in report
     assert Namespace.objects.by_nid("xmpp").exists()
+
+
+def test_a_nid_new_at_iana_is_new_not_brought_in_line(client, iana_registry, newer):
+    run(str(newer), "--apply")
+    feed = feedparser.parse(client.get(reverse("namespaces:feed")).content)
+    assert "New formal namespace: trivore (registered at IANA)" in [e.title for e in feed.entries]
+    doc = page(client.get(reverse("namespaces:history", args=["trivore"])))
+    history = texts(doc, "//table[@id='history']/tbody/tr/td[2]")
+    assert NamespaceEvent.Kind.ADDED_FROM_IANA.label in history
+    assert NamespaceEvent.Kind.SYNCED.label not in history
+    note = main_text(client.get(reverse("namespaces:detail", args=["trivore"])))
+    assert "registered at IANA directly" in note and "predates" not in note
+    assert "predates" in main_text(client.get(reverse("namespaces:detail", args=["xmpp"])))
+
+
+def test_the_report_names_nids_registered_here_that_iana_lacks(iana_registry, newer, staff,
+                                                                 registrant):
+    namespace_register(kind="formal", nid="heredoc", values=complete_values(registrant),
+                       date=dt.date(2026, 11, 1), actor=staff, holder=registrant)
+    for args in ((str(newer),), (str(newer), "--apply")):
+        report = run(*args)
+        assert "here     heredoc: registered here, not yet in" in report
+    assert "In line with" in run(str(newer))  # only reported, never a difference to record
 
 
 def test_a_bad_file_changes_nothing(iana_registry, tmp_path):

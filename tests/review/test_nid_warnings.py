@@ -7,7 +7,9 @@ import pytest
 from django.urls import reverse
 
 from registry.namespaces.actions import namespace_register
-from registry.namespaces.advice import confusion_index
+from registry.namespaces.advice import confusion_index, nid_warnings
+from registry.namespaces.models import Namespace, Person
+from registry.urns.confusion import SAME_ORGANISATION
 from tests.factories import complete_values, make_request
 from tests.html import find, links, one, page, text
 
@@ -90,3 +92,22 @@ def test_the_form_shows_the_warnings_without_javascript(client, registrant, xmpp
     status = one(doc, "//*[@id='nid-status']")
     assert status.get("aria-live") == "polite"
     assert [li.get("data-code") for li in status.xpath(".//li")] == ["plural"]
+
+
+def test_same_organisation_fires_for_rows_imported_without_a_template(registry):
+    issn = Namespace.objects.by_nid("issn").get()
+    assert issn.organisation == "" and not issn.versions.exists()  # IANA's row only
+    warnings = nid_warnings("issnl", organisation="ISSN International Centre")
+    same = [w for w in warnings if w.code == SAME_ORGANISATION]
+    assert [w.matched for w in same] == ["issn"]
+    assert not [w for w in nid_warnings("issnl", organisation="Another Body")
+                if w.code == SAME_ORGANISATION]
+
+
+def test_same_organisation_reads_the_organisation_of_a_person_referred_to(db):
+    Person.objects.create(person_id="Pat_Archivist", name="Pat Archivist",
+                          org="Example Archive Foundation")
+    Namespace.objects.create(nid="exarch", kind="formal",
+                             references=[{"type": "person", "data": "Pat_Archivist"}])
+    warnings = nid_warnings("exarch2", organisation="Example Archive Foundation")
+    assert [w.matched for w in warnings if w.code == SAME_ORGANISATION] == ["exarch"]

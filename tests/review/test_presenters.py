@@ -69,12 +69,12 @@ def test_a_refused_form_comes_back_at_its_place_or_above_the_page(registrant, ex
 
 def test_the_template_panel_shows_the_last_round_and_compares_two(people):
     request = request_in("changes_requested", path="community", people=people, nid="rounds")
-    one = presenters.template_panel(request, QueryDict())
+    one = presenters.template_panel(request, AnonymousUser(), QueryDict())
     assert [r.number for r in one["rounds"]] == [1] and "round_diffs" not in one
     assert one["shown"] == one["rounds"][0]
     actions.request_transition(request=request, transition="resubmit",
                                actor=people["registrant"], early_reason=EARLY)
-    two = presenters.template_panel(request, QueryDict())
+    two = presenters.template_panel(request, AnonymousUser(), QueryDict())
     assert [r.number for r in two["rounds"]] == [2, 1]
     assert two["round_diffs"]["left_label"] == "Round 1"
 
@@ -110,7 +110,7 @@ def test_the_page_is_the_panels_together(people):
     parts = [presenters.header_panel(request, now=now), presenters.race_panel(request),
              presenters.warnings_panel(request),
              presenters.actions_panel(request, user, bound={}, now=now),
-             presenters.template_panel(request, QueryDict()),
+             presenters.template_panel(request, AnonymousUser(), QueryDict()),
              presenters.timeline_panel(request, user), presenters.mail_panel(request, user)]
     keys = [key for part in parts for key in part]
     assert sorted(context) == sorted(keys) and len(keys) == len(set(keys))

@@ -4,7 +4,9 @@ import pytest
 from django.urls import reverse
 from lxml.html import HtmlElement
 
+from registry.namespaces.template import STORED_FIELDS
 from registry.review import actions
+from registry.review.forms import RequestForm
 from registry.review.models import RegistrationRequest, State
 from tests.factories import complete_values, make_request
 from tests.html import field_errors, field_value, find, links, one, page, text, texts
@@ -28,10 +30,13 @@ def logged_in(client, registrant):
 
 def test_the_form_shows_every_appendix_a_field_with_guidance(logged_in):
     doc = page(logged_in.get(reverse("review:new")))
-    labelled = {text(label): label.get("for") for label in find(doc, "//form//label")}
-    for label in ("Organisation", "Contact person", "Contact email", "Contact phone",
-                  "Purpose", "Syntax", "Assignment", "Security and privacy",
-                  "Interoperability", "Resolution", "Documentation", "Additional information"):
+    labelled = {text(label).rstrip("*"): label.get("for")
+                for label in find(doc, "//form//label")}
+    form = RequestForm()
+    for name in STORED_FIELDS:
+        if name == "revision_information":  # a first version revises nothing
+            continue
+        label = str(form.fields[name].label)
         assert label in labelled, label
         one(doc, f"//form//*[@id='{labelled[label]}'][self::input or self::textarea]")
     assert text(one(doc, "//*[@id='id_purpose_helptext']")).startswith("Section 6.4.1")

@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from registry.review.models import RegistrationRequest
 from tests.factories import complete_values, make_request
-from tests.html import field_value, one, page, text, texts
+from tests.html import field_errors, field_value, one, page, text, texts
 
 SAMPLES = Path(__file__).parent.parent / "templates_text" / "samples"
 
@@ -135,3 +135,40 @@ def test_a_template_number_past_the_last_is_refused_at_the_field(logged_in, regi
         "This text holds only 2 template(s)."
     assert field_value(doc, "template_text") == TWO_TEMPLATES.replace("\r\n", "\n")
     assert not RegistrationRequest.objects.filter(registrant=registrant).exists()
+
+ONLY_AN_ADDRESS = """Namespace Identifier:
+   {nid}
+
+Version:
+   1
+
+Registrant:
+   Email: role@archive.example
+
+Purpose:
+   Names archive records.
+"""
+
+
+def test_the_templates_contact_replaces_the_forms_as_a_whole(logged_in, registrant):
+    response = logged_in.post(reverse("review:new"), {
+        "kind": "formal", "proposed_nid": "", "edit_version": 0,
+        "contact_name": registrant.get_full_name(), "contact_phone": "+1 555 0100",
+        "private_contact_name": registrant.get_full_name(),
+        "template_text": ONLY_AN_ADDRESS.format(nid="archrec"), "import_template": "1"})
+    doc = page(response)
+    assert field_value(doc, "contact_email") == "role@archive.example"
+    # no name typed for someone else stays beside the template's address
+    assert field_value(doc, "contact_name") == "" and field_value(doc, "contact_phone") == ""
+    assert field_value(doc, "private_contact_name") == registrant.get_full_name()
+
+
+def test_what_the_template_gets_wrong_is_no_refusal_beside_filled_in(logged_in):
+    response = logged_in.post(reverse("review:new"), {
+        "kind": "formal", "proposed_nid": "", "edit_version": 0,
+        "template_text": ONLY_AN_ADDRESS.format(nid="ab"), "import_template": "1"})
+    doc = page(response)
+    assert field_errors(doc, "proposed_nid")  # still said at the field
+    summary = one(doc, "//*[@id='error-summary']")
+    assert "alert-danger" not in summary.get("class")
+    assert not text(summary).startswith("Nothing was saved")

@@ -37,7 +37,7 @@ class Command(BaseCommand):
             raise CommandError(f"Nothing changed. {exc}") from None
         for change in changes:
             self.stdout.write(str(change))
-        recorded = [c for c in changes if c.what != "missing"]
+        recorded = [c for c in changes if c.what not in sync.REPORTED_ONLY]
         if not recorded:
             self.stdout.write(self.style.SUCCESS(f"In line with {source}."))
         elif apply:
