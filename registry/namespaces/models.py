@@ -191,6 +191,7 @@ class NamespaceEvent(AppendOnlyModel):
         STATUS_CHANGED = "status_changed", "Status changed"
         RECORD_CHANGED = "record_changed", "Registry record changed"
         SYNCED = "synced", "Brought in line with IANA's registry"
+        PROFILE_SHIPPED = "profile_shipped", "Machine-readable profile installed"
 
     namespace = models.ForeignKey(Namespace, on_delete=models.PROTECT, related_name="events")
     kind = models.CharField(max_length=20, choices=Kind.choices)
