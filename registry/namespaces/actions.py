@@ -215,11 +215,13 @@ def profile_from_text(text: str, *, nid: str | None) -> dict[str, Any]:
 
 @transaction.atomic
 def namespace_set_profile(*, namespace: Namespace, profile: dict[str, Any], reason: str,
-                          actor: User | None) -> Namespace:
+                          actor: User | None, shipped: bool = False) -> Namespace:
     """Publish (or, with {}, withdraw) a namespace's machine-readable profile outside
     a template revision: the profiles shipped for the registered namespaces, or a
     correction by IANA staff. Checked like a proposed one (its examples must pass);
-    one RECORD_CHANGED event keeps the profile before and after, and the reason."""
+    one event keeps the profile before and after, and the reason: PROFILE_SHIPPED for
+    one installed from the shipped file (``shipped``: like an import, not a change of
+    the registry, so not in the feed), RECORD_CHANGED otherwise."""
     namespace = Namespace.objects.select_for_update().get(pk=namespace.pk)
     if profile:
         problems = profile_problems(profile, namespace.nid)
@@ -230,8 +232,9 @@ def namespace_set_profile(*, namespace: Namespace, profile: dict[str, Any], reas
         return namespace
     if not reason.strip():
         raise RecordInvalid("reason", "Give a reason; it is kept in the namespace's history.")
+    kind = NamespaceEvent.Kind.PROFILE_SHIPPED if shipped else NamespaceEvent.Kind.RECORD_CHANGED
     record_namespace_events(NamespaceEvent(
-        namespace=namespace, kind=NamespaceEvent.Kind.RECORD_CHANGED, actor=actor,
+        namespace=namespace, kind=kind, actor=actor,
         from_status=namespace.status, to_status=namespace.status, comment=reason.strip(),
         changes={PROFILE_FIELD: [namespace.profile, profile]},
     ))

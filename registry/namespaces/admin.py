@@ -28,7 +28,7 @@ from registry.namespaces.models import (
     RegistryMetadata,
     TemplateVersion,
 )
-from registry.namespaces.template import STORED_FIELDS
+from registry.namespaces.template import TEMPLATE_FIELDS
 
 
 class VersionInline(ReadOnlyInline):
@@ -104,7 +104,7 @@ class TemplateVersionAdmin(ReadOnlyAdmin):
     list_filter = ("fast_track",)
     search_fields = ("namespace__nid", "registrant_organisation")
     readonly_fields = ("namespace", "number", "date", "nid", "fast_track", "published_at",
-                       "published_by", "source_request", *STORED_FIELDS)
+                       "published_by", "source_request", *TEMPLATE_FIELDS)
 
 
 # IANA's side of the registry: changed by import_registry and sync_iana, which record

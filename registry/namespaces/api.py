@@ -337,7 +337,8 @@ class RegistryFeed(Feed):
         return _tag("feed")
 
     def items(self):
-        return (NamespaceEvent.objects.exclude(kind=NamespaceEvent.Kind.IMPORTED)
+        return (NamespaceEvent.objects.exclude(kind__in=(NamespaceEvent.Kind.IMPORTED,
+                                                         NamespaceEvent.Kind.PROFILE_SHIPPED))
                 .select_related("namespace", "version__namespace")[:50])
 
     def item_title(self, item):

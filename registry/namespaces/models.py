@@ -192,6 +192,7 @@ class NamespaceEvent(AppendOnlyModel):
         RECORD_CHANGED = "record_changed", "Registry record changed"
         SYNCED = "synced", "Brought in line with IANA's registry"
         ADDED_FROM_IANA = "added_from_iana", "Registered at IANA, added from its registry"
+        PROFILE_SHIPPED = "profile_shipped", "Machine-readable profile installed"
 
     namespace = models.ForeignKey(Namespace, on_delete=models.PROTECT, related_name="events")
     kind = models.CharField(max_length=20, choices=Kind.choices)

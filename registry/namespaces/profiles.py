@@ -56,6 +56,7 @@ def import_shipped_profiles(path: Path = SHIPPED_PROFILES, *, actor: Any = None)
             continue
         namespace_set_profile(
             namespace=namespace, profile=profiles[namespace.nid.lower()], actor=actor,
+            shipped=True,
             reason=f"Machine-readable profile shipped with the registry ({path.name}); each "
                    "rule cites the registration that states it.",
         )

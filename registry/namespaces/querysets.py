@@ -37,8 +37,9 @@ def normalize_rfc_numbers(text: str) -> str:
 
 class NamespaceEventQuerySet(models.QuerySet[Any]):
     # Events that only mirror IANA's registry: their date is when this copy caught
-    # up, not when the registry changed (IANA's own date says that).
-    MIRRORED = ("imported", "synced", "added_from_iana")
+    # up, not when the registry changed (IANA's own date says that). A profile shipped
+    # with this software and installed with the import is no registry change either.
+    MIRRORED = ("imported", "synced", "added_from_iana", "profile_shipped")
 
     def real_changes(self) -> NamespaceEventQuerySet:
         """Changes made in this registry, not copied from IANA's."""

@@ -8,7 +8,7 @@ from django.utils.html import format_html
 
 from registry.accounts.roles import is_iana_staff
 from registry.admin_base import ReadOnlyAdmin, ReadOnlyInline
-from registry.namespaces.template import STORED_FIELDS
+from registry.namespaces.template import TEMPLATE_FIELDS
 from registry.review.actions import TransitionRefused, message_resend
 from registry.review.models import (
     Comment,
@@ -51,7 +51,7 @@ class RequestAdmin(ReadOnlyAdmin):
     readonly_fields = ("registrant", "kind", "proposed_nid", "revises", "fast_track",
                        "standardisation", "state", "assigned_expert", "published_version",
                        "created_at", "updated_at", "review_started_at", "last_activity_at",
-                       *STORED_FIELDS)
+                       *TEMPLATE_FIELDS)
     inlines = [RoundInline, EventInline, CommentInline, OutboundInline]
 
 

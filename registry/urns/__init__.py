@@ -13,6 +13,10 @@ Public API::
     check_informal_nid(nid, registered=())   # sections 2.1 and 5.2 -> list[Problem]
     advise_formal_nid(nid, index=...)        # sections 5.1 and 6.2 warnings (confusion.py)
     ConfusionIndex(registered=..., ...)      # the indexes those warnings look things up in
+
+Namespace profiles (section 3.2 equivalence, a namespace's own NSS syntax, check
+digits, resolvers) are in ``registry.urns.profiles``, their ABNF / regular-expression
+matcher in ``registry.urns.grammar``.
 """
 
 from registry.urns.confusion import ConfusionIndex, Holder, advise_formal_nid

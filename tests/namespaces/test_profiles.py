@@ -37,7 +37,7 @@ def test_import_registry_publishes_the_shipped_profiles_through_the_action(regis
         nid.lower() for nid in Namespace.objects.values_list("nid", flat=True)}
     assert len(with_profile) >= 15
     isbn = Namespace.objects.by_nid("isbn").get()
-    event = isbn.events.get(kind=NamespaceEvent.Kind.RECORD_CHANGED)
+    event = isbn.events.get(kind=NamespaceEvent.Kind.PROFILE_SHIPPED)
     assert event.changes == {"profile": [{}, SHIPPED["isbn"]]}
     assert SHIPPED_PROFILES.name in event.comment
     # Again: nothing changes, and a profile changed since is kept, never overwritten.
