@@ -154,15 +154,16 @@ class Parser:
                 for lit in pattern_literals(p)}
 
     def families(self, compact: bool = False) -> list[Family]:
-        """Every literal's inputs; ``compact`` (the test suite's run): a word of
-        letters (a label's word: they all run the same label matching) gets only
-        its "repeated with a space" input, so the sweep fits a test's time."""
+        """Every literal's inputs; ``compact`` (the test suite's run): the words of
+        letters (labels' words, which all run the same label matching) together in
+        one input, repeated and one per line, so the sweep fits a test's time."""
         literals = self.literals()
         if not compact:
             return families(literals)
-        words = {lit for lit in literals if lit.isalpha() and len(lit) > 1}
-        return families(literals - words) + [Family(f"{w!r} and a space repeated", w + " ")
-                                             for w in sorted(words)]
+        words = sorted(lit for lit in literals if lit.isalpha() and len(lit) > 1)
+        together = [Family("every word, repeated", " ".join(words) + " "),
+                    Family("every word, one per line", "\n".join(words) + "\n")] if words else []
+        return families(literals - set(words)) + together
 
 
 def _template() -> Callable[[str], object]:
