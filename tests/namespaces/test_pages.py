@@ -219,7 +219,7 @@ def test_registry_page_names_each_sub_registrys_experts_as_iana_lists_them(clien
         "Designated experts: Peter Saint-Andre, Lars Svensson"]
     assert texts(doc, "//*[@id='informal-experts']") == ["Designated experts: Lars Svensson"]
     assert expert.display_name not in text(doc)
-    xml = etree.fromstring(client.get(reverse("namespaces:registry-xml")).content)
+    xml = etree.fromstring(client.get(reverse("namespaces:registry-xml")).getvalue())
     assert xml.findtext("{*}registry[@id='urn-namespaces-1']/{*}expert") == \
         "Peter Saint-Andre, Lars Svensson"
 
