@@ -198,7 +198,8 @@ def test_unread_query_parameters_share_the_entry(client, registry,
         client.get("/namespaces/isbn/?utm_source=crawler")
 
 
-def test_the_experts_named_on_the_registry_page_follow_role_and_name_changes(client, registry):
+def test_the_experts_named_on_the_registry_page_follow_role_and_name_changes(client, db):
+    # No list from IANA here (it would be named instead): the expert accounts are.
     from registry.accounts.actions import role_grant, role_revoke
     from registry.accounts.roles import EXPERT
     from tests.factories import make_user
