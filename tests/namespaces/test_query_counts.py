@@ -25,10 +25,11 @@ PUBLIC_PAGES = [
 COLD_LIMIT = 5
 # The whole-registry exports are files built once per generation, by a worker right after
 # the commit (here by the first request): the generation twice (the request's, then the
-# build's snapshot), metadata, experts, the last change, people, then per sub-registry its
-# rows with their fragments, the stale rows, and the fragments written.
+# build's snapshot), metadata, experts (the expert accounts too when IANA's list of a
+# sub-registry is empty), the last change, people, then per sub-registry its rows with
+# their fragments, the stale rows, and the fragments written: never a query per row.
 EXPORT_PATHS = {f"/{name}" for name in EXPORTS}
-EXPORT_BUILD_LIMIT = 14
+EXPORT_BUILD_LIMIT = 15
 PRIVATE_PAGES = [
     ("registrant", "/requests/"),
     ("expert", "/requests/dashboard/"),
