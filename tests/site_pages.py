@@ -14,7 +14,7 @@ from allauth.account.models import EmailConfirmationHMAC
 from allauth.account.utils import user_pk_to_url_str
 from django.core.management import call_command
 
-from registry.namespaces.actions import namespace_set_status
+from registry.namespaces.actions import namespace_set_profile, namespace_set_status
 from registry.namespaces.models import Namespace
 from registry.review import actions, workflow
 from registry.review.models import State
@@ -64,6 +64,16 @@ def _registered_with_two_versions(who: dict) -> tuple[Namespace, object]:
     rita, erin, sam = who["registrant"], who["expert"], who["staff"]
     first = request_in("registered", path="community", people=who, nid="exarchive")
     namespace = Namespace.objects.by_nid("exarchive").get()
+    # A machine-readable profile, so its section (a scrollable grammar) is walked too.
+    namespace_set_profile(namespace=namespace, reason="The site walk's profile.", actor=sam,
+                          profile={"syntax": {"abnf": "nss = 1*DIGIT \"-\" 1*DIGIT\n",
+                                              "cite": "the test template"},
+                                   "equivalence": [], "examples": ["urn:exarchive:1-2"],
+                                   "counter_examples": ["urn:exarchive:x"],
+                                   "resolvers": [{"url": "https://archive.example/urn/{nss}",
+                                                  "name": "The archive",
+                                                  "cite": "the test template"}]})
+    namespace.refresh_from_db()
     revision = actions.request_create(actor=rita, revises=namespace)
     actions.request_update(
         request=revision, actor=rita, edit_version=revision.edit_version, kind="formal",

@@ -78,3 +78,41 @@ def test_the_reported_template_attacks_take_linear_time(family):
     func = parser.load()
     result = confirmed(func, measure(func, family, 20_000), THRESHOLD)
     assert result.ratio <= THRESHOLD, (result.size, result.small, result.large)
+
+
+# Two patterns found quadratic after the sweep was written: a reference label "Name <url>"
+# (a long run of spaces, or "<http://" repeated) and an HTML part lxml cannot read ("<"
+# repeated with no ">"). Each is timed at n and 2n.
+def _reference_label(text: str) -> object:
+    from registry.namespaces.xrefs import from_label
+
+    return from_label(text)
+
+
+def _html_without_a_parse(text: str) -> object:
+    from registry.review.mailtext import _TAG
+
+    return _TAG.sub("", text)
+
+
+FOUND_LATER = [(_reference_label, Family("spaces before '<'", " ", head="a", tail="<x")),
+               (_reference_label, Family("'<http://' repeated", "<http://a", tail=">")),
+               (_html_without_a_parse, Family("'<' repeated", "<"))]
+
+
+@pytest.mark.parametrize(("func", "family"), FOUND_LATER,
+                         ids=[f.name for _, f in FOUND_LATER])
+def test_reference_labels_and_unparsed_html_take_linear_time(func, family):
+    result = confirmed(func, measure(func, family, 20_000), THRESHOLD)
+    assert result.ratio <= THRESHOLD, (result.size, result.small, result.large)
+
+
+@pytest.mark.parametrize("label", [
+    "Example <https://a.example/x>", "Name  <http://x.y>", "<https://only>", "a <http://a<b>",
+    "a <b <https://c>", "x\n <https://y>", "x\ny <https://z>", "a<https://>", "no <ftp://x>",
+    "t <https://a>b>", "sp\t<https://q>", ">", "a >< https://x>"])
+def test_a_named_url_is_read_as_the_pattern_it_replaced_read_it(label):
+    from registry.namespaces.xrefs import _named_url
+
+    old = re.compile(r"(.*?)\s*<(https?://[^>\s]+)>\s*$").fullmatch(label)
+    assert _named_url(label) == ((old.group(1), old.group(2)) if old else None)

@@ -37,7 +37,6 @@ KNOWN_TYPES = ("rfc", "rfc-errata", "draft", "uri", "person", "text", "registry"
 
 _RFC_LABEL = re.compile(r"(RFC|BCP|STD)\s?(\d+)", re.IGNORECASE)
 _ERRATA_LABEL = re.compile(r"RFC Errata (\d+)(?:\s*<[^>]*>)?", re.IGNORECASE)
-_NAMED_URL = re.compile(r"(.*?)\s*<(https?://[^>\s]+)>\s*$")
 _DRAFT = re.compile(r"(draft|RFC)(-[a-zA-Z0-9]+)+")
 _PERSON_ID = re.compile(r"[A-Za-z][\w.\-]*_[\w.\-]+")
 # XML 1.0 cannot carry these at all (section 2.2): C0 controls but tab, LF, CR;
@@ -51,6 +50,27 @@ def xml_safe(text: str | None) -> str:
     return _NOT_XML.sub("", text or "")
 
 
+def _named_url(label: str) -> tuple[str, str] | None:
+    """``Name <https://url>`` as (name, url), in one pass: what the pattern
+    ``(.*?)\\s*<(https?://[^>\\s]+)>\\s*$`` matches, without its quadratic backtracking
+    on long runs of spaces or of ``<http://`` (label is stripped)."""
+    if not label.endswith(">"):
+        return None
+    start = len(label) - 1  # the URL's characters run back to a space or a ">"
+    while start > 0 and not label[start - 1].isspace() and label[start - 1] != ">":
+        start -= 1
+    token = label[start:-1]
+    at = token.find("<")
+    while at != -1:
+        url = token[at + 1:]
+        if any(url.startswith(scheme) and len(url) > len(scheme)
+               for scheme in ("http://", "https://")):
+            name = label[:start + at].rstrip()
+            return None if "\n" in name else (name, url)
+        at = token.find("<", at + 1)
+    return None
+
+
 def from_label(label: str) -> Xref:
     """One of the registry's reference labels, typed as IANA types it."""
     label = label.strip()
@@ -58,8 +78,8 @@ def from_label(label: str) -> Xref:
         return {"type": "rfc", "data": f"{m.group(1).lower()}{m.group(2)}"}
     if m := _ERRATA_LABEL.fullmatch(label):
         return {"type": "rfc-errata", "data": m.group(1)}
-    if m := _NAMED_URL.fullmatch(label):
-        return {"type": "uri", "data": m.group(2), "text": m.group(1)}
+    if named := _named_url(label):
+        return {"type": "uri", "data": named[1], "text": named[0]}
     if label.lower().startswith(("http://", "https://")) and " " not in label:
         return {"type": "uri", "data": label, "text": ""}
     if _DRAFT.fullmatch(label) and label.startswith("draft-"):

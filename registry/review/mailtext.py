@@ -14,6 +14,10 @@ WIDTH = 72
 # --- outgoing --------------------------------------------------------------
 
 
+# A tag of HTML lxml could not read; it stops at the next "<", so "<" repeated with no
+# ">" is read once (linear), not rescanned to the end from each one.
+_TAG = re.compile(r"<[^<>]*>")
+
 def wrap_lines(text: str, width: int = WIDTH) -> str:
     """Wrap each over-long line of prose at ``width`` for the list's readers.
 
@@ -96,7 +100,7 @@ def html_to_text(html: str) -> str:
     try:
         root = lxml.html.document_fromstring(html)
     except (etree.ParserError, ValueError):
-        return re.sub(r"<[^>]*>", "", html)
+        return _TAG.sub("", html)
 
     def walk(element, out: list[str]) -> None:
         tag = element.tag if isinstance(element.tag, str) else ""
