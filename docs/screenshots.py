@@ -65,6 +65,10 @@ SHOTS = [
     Shot("nid-warnings-form", "/requests/new/", persona="registrant", act=_type_nid("isbn-x")),
     Shot("nid-warnings-dashboard", "/requests/dashboard/", persona="expert"),
     Shot("template-import", "/requests/new/", persona="registrant", act=_paste_template),
+    Shot("stats", "/stats/"),
+    Shot("profile", "/namespaces/oid/#profile"),
+    Shot("quarantine", "/requests/iana/mail/", persona="staff"),
+    Shot("availability", "/requests/availability/", persona="expert"),
 ]
 
 
