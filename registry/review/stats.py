@@ -120,6 +120,18 @@ def as_json(figures: dict[str, Any]) -> dict[str, Any]:
 
 # --- Charts and their words ------------------------------------------------------------
 
+def _decision_summary(overall: dict) -> str:
+    """The time to decision in words: a median and its spread, or the one decision."""
+    if not overall["count"]:
+        return "No request has been decided yet."
+    if overall["count"] == 1:
+        return f"1 decided request, decided {overall['median_days']} days after submission."
+    return (f"{_plural(overall['count'], 'decided request')}: half were decided within "
+            f"{overall['median_days']} days of submission; the middle half took "
+            f"{overall['quartile_1_days']} to {overall['quartile_3_days']} days, the "
+            f"fastest {overall['min_days']} and the slowest {overall['max_days']}.")
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
@@ -148,11 +160,7 @@ def public_charts(figures: dict[str, Any]) -> dict[str, dict[str, str]]:
         "svg": charts.box([(str(year["year"]), year["durations"]) for year in decision["years"]],
                           y_title="Days from submission to decision")
         if decision["years"] else "",
-        "summary": (f"{_plural(overall['count'], 'decided request')}: half were decided within "
-                    f"{overall['median_days']} days of submission; the middle half took "
-                    f"{overall['quartile_1_days']} to {overall['quartile_3_days']} days, the "
-                    f"fastest {overall['min_days']} and the slowest {overall['max_days']}."
-                    if overall["count"] else "No request has been decided yet."),
+        "summary": _decision_summary(overall),
     }
     submitted = sum(row["count"] for row in states)
     largest = max(states, key=lambda row: row["count"])

@@ -166,3 +166,13 @@ def test_the_figures_take_a_fixed_number_of_queries(history, registrant,
         make_request(registrant, nid=f"more{n}")
     with django_assert_max_num_queries(len(before.captured_queries)):
         stats.public_figures()
+
+
+def test_one_decision_is_said_as_one_not_as_a_spread():
+    from registry.review.stats import _decision_summary
+
+    one_only = {"count": 1, "median_days": 18.0, "quartile_1_days": 18.0,
+                "quartile_3_days": 18.0, "min_days": 18.0, "max_days": 18.0}
+    assert _decision_summary(one_only) == "1 decided request, decided 18.0 days after submission."
+    assert _decision_summary({**one_only, "count": 0}) == "No request has been decided yet."
+    assert "half were decided within" in _decision_summary({**one_only, "count": 2})
