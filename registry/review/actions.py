@@ -512,8 +512,7 @@ def _receive(parsed: ParsedMail, raw: bytes, source: str) -> InboundMessage:
                        f"Already added to request #{request.pk}.", request=request)
     audience, refusal = mail_placement(
         request, via_list=token is None and _via_list(parsed), sender=sender,
-        answered_audience=_answered_audience(parsed, request),
-        answers_changes_request=_answers_changes_request(parsed, request))
+        answered_audience=_answered_audience(parsed, request))
     if audience is None:
         return _record(parsed, raw, source, Outcome.HELD, refusal, request=request,
                        verified_sender=sender)
@@ -521,8 +520,11 @@ def _receive(parsed: ParsedMail, raw: bytes, source: str) -> InboundMessage:
     comment = _mail_comment(parsed, request, sender=sender, audience=audience, via=via)
     if sender is None:
         told = f"{comment.author_label} (sender not verified) wrote on the review list."
+    elif sender.pk == request.registrant_id and _answers_changes_request(parsed, request):
+        told = ("The registrant answered the request for changes by mail, from their reply "
+                "address.")
     elif sender.pk == request.registrant_id:
-        told = "The registrant answered by mail, from their reply address."
+        told = "The registrant wrote by mail, from their reply address."
     else:
         told = f"{sender.display_name} answered by mail, from their reply address."
     if audience != Comment.Audience.EXPERTS:  # internal comments leave no public trace

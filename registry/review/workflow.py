@@ -865,8 +865,7 @@ def moves_answered_by_mail() -> tuple[str, ...]:
 
 
 def mail_placement(request: RegistrationRequest, *, via_list: bool, sender: User | None,
-                   answered_audience: str = "",
-                   answers_changes_request: bool = False) -> tuple[str | None, str]:
+                   answered_audience: str = "") -> tuple[str | None, str]:
     """Where a message that arrived about ``request`` goes: the audience of the
     comment it becomes, or None and the reason it is held for staff. Mail never
     changes a state; it only adds to the timeline.
@@ -879,7 +878,7 @@ def mail_placement(request: RegistrationRequest, *, via_list: bool, sender: User
     if meaning_of(request.state).initial:
         return None, "The request is a draft, private to its registrant."
     if sender is not None:
-        if _is_registrant(sender, request) and answers_changes_request:
+        if _is_registrant(sender, request):
             return Comment.Audience.REGISTRANT, ""
         # An answer to a message written to the registrant's conversation goes back to
         # it; any other answer (an internal or staff message, or none named) stays

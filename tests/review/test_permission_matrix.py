@@ -279,6 +279,12 @@ COVERED: dict[str, list[Case]] = {
     "namespaces:api-detail": [Case(expect_public(), args=lambda w, s: (w.namespace_nid,))],
     "namespaces:api-check": [Case(expect_public(get=400, post=400))],
     "namespaces:api-schema": [Case(expect_public())],
+    "namespaces:api-equivalent": [Case(expect_public(get=400))],  # no ?a=&b=
+    "namespaces:profiles-json": [Case(expect_public())],
+    "namespaces:resolve-query": [Case(expect_public(get=400))],  # no ?urn=
+    # The matrix's namespace declares no resolver: a 404 that says so.
+    "namespaces:resolve": [Case(expect_public(get=404),
+                                args=lambda w, s: (f"urn:{w.namespace_nid}:1",))],
     "namespaces:history": [Case(expect_public(), args=lambda w, s: (w.namespace_nid,))],
     "namespaces:formal-csv": [Case(expect_public())],
     "namespaces:informal-csv": [Case(expect_public())],
