@@ -241,6 +241,7 @@ def equivalent(request):
     return public_document(request, build, query=query)
 
 
+@csrf_exempt  # GET only: any other method is a 405 (not a CSRF 403), as under /api/
 @require_GET
 def profiles_json(request):
     """Every published machine-readable profile, by NID: the export a validator or a

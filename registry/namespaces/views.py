@@ -11,6 +11,7 @@ from django.db.models import Count, Q
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
 
 from registry.namespaces import exports
@@ -395,6 +396,7 @@ def check(request):
 
 
 
+@csrf_exempt  # GET only: any other method is a 405 (not a CSRF 403), as the API's
 @require_GET
 @limited("api_check")
 def resolve(request, urn: str = ""):

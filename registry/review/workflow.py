@@ -690,8 +690,8 @@ def assign_refusal(request: RegistrationRequest, user: Person,
         return TransitionRefused(f"{expert} is not a designated expert.", field="expert")
     conflict = conflict_of_interest(request, expert)
     if conflict:
-        return NotAllowed(f"{expert.display_name} {conflict} (conflict of interest): "
-                          "assign another expert.", field="expert")
+        return TransitionRefused(f"{expert.display_name} {conflict} (conflict of interest): "
+                                 "assign another expert.", field="expert")
     if _signed_in(user) and expert.pk == user.pk:
         return None
     busy = unavailability(expert, today=timezone.localdate())
