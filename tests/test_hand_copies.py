@@ -8,7 +8,12 @@ import pytest
 from django import forms
 from django.db import models
 
-from registry.namespaces.template import SINGLE_LINE_FIELDS, TEXT_FIELDS, TemplateFields
+from registry.namespaces.template import (
+    SINGLE_LINE_FIELDS,
+    STORED_FIELDS,
+    TEXT_FIELDS,
+    TemplateFields,
+)
 from registry.review import workflow
 from registry.review.forms import RequestForm
 from registry.templates_text import TEXT_FIELDS as PARSER_FIELDS
@@ -22,11 +27,12 @@ def test_the_parser_reads_the_models_fields_in_order():
 
 
 def test_single_line_fields_are_the_models_one_line_fields():
-    one_line = tuple(name for name in TEXT_FIELDS
+    # Every stored field: the published ones and IANA's private contact.
+    one_line = tuple(name for name in STORED_FIELDS
                      if isinstance(TemplateFields._meta.get_field(name), models.CharField))
     assert one_line == SINGLE_LINE_FIELDS
     fields = RequestForm(revision=True).fields  # a revision's form has every text field
-    for name in TEXT_FIELDS:
+    for name in STORED_FIELDS:
         assert isinstance(fields[name].widget, forms.Textarea) == (
             name not in SINGLE_LINE_FIELDS), name
 
