@@ -285,6 +285,10 @@ def main() -> None:
         "SECRET_KEY": secrets.token_urlsafe(50),
         "DATABASE_URL": database_url,
         "ALLOWED_HOSTS": "127.0.0.1",
+        # As production requires: the site's own https origin for links, and wrk on
+        # loopback playing the TLS proxy whose X-Forwarded-Proto is believed.
+        "SITE_URL": "https://registry.example",
+        "TRUSTED_PROXIES": "127.0.0.1",
         "REDIS_URL": args.redis,
         "CELERY_BROKER_URL": args.redis,
         "CACHE_KEY_PREFIX": f"bench-{name}",
