@@ -66,16 +66,22 @@ def _digits(nss: str) -> str:
     return nss.rpartition(":")[2].replace("-", "")
 
 
-def _isbn10(code: str) -> str | None:
-    if len(code) != 10 or not code[:9].isdigit() or code[9] not in "0123456789Xx":
-        return "an ISBN-10 has nine digits and a check digit (0-9 or X)"
-    total = sum((10 - i) * int(c) for i, c in enumerate(code[:9]))
+def _modulus_11(code: str, *, name: str, length: int, digits: str) -> str | None:
+    """The weighted modulus-11 check shared by ISBN-10 (ISO 2108) and ISSN (ISO 3297):
+    weights length..2 on the digits, a check digit 0-9 or X (10)."""
+    if len(code) != length or not code[:-1].isdigit() or code[-1] not in "0123456789Xx":
+        return f"an {name} has {digits} digits and a check digit (0-9 or X)"
+    total = sum((length - i) * int(c) for i, c in enumerate(code[:-1]))
     check = (11 - total % 11) % 11
-    given = 10 if code[9] in "Xx" else int(code[9])
+    given = 10 if code[-1] in "Xx" else int(code[-1])
     if given != check:
-        return (f"the ISBN-10 check digit is {code[9]}, but the digits before it give "
+        return (f"the {name} check digit is {code[-1]}, but the digits before it give "
                 f"{'X' if check == 10 else check} (modulus 11)")
     return None
+
+
+def _isbn10(code: str) -> str | None:
+    return _modulus_11(code, name="ISBN-10", length=10, digits="nine")
 
 
 def _isbn13(code: str) -> str | None:
@@ -101,16 +107,7 @@ def _isbn(nss: str) -> str | None:
 
 
 def _issn(nss: str) -> str | None:
-    code = _digits(nss)
-    if len(code) != 8 or not code[:7].isdigit() or code[7] not in "0123456789Xx":
-        return "an ISSN has seven digits and a check digit (0-9 or X)"
-    total = sum((8 - i) * int(c) for i, c in enumerate(code[:7]))
-    check = (11 - total % 11) % 11
-    given = 10 if code[7] in "Xx" else int(code[7])
-    if given != check:
-        return (f"the ISSN check digit is {code[7]}, but the digits before it give "
-                f"{'X' if check == 10 else check} (modulus 11)")
-    return None
+    return _modulus_11(_digits(nss), name="ISSN", length=8, digits="seven")
 
 
 def _luhn(nss: str) -> str | None:
