@@ -123,8 +123,38 @@ def _luhn(nss: str) -> str | None:
     return None
 
 
+_ALNUM36 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _mod_37_36(code: str) -> str:
+    """The ISO 7064 MOD 37,36 check character of ``code`` (digits and letters)."""
+    product = 36
+    for c in code.upper():
+        total = (product + _ALNUM36.index(c)) % 36 or 36
+        product = total * 2 % 37
+    return _ALNUM36[(37 - product) % 36]
+
+
+def _eidr(nss: str) -> str | None:
+    # RFC 7972 section 2: only the prefix 10.5240 has a check character (SMPTE RP 2079);
+    # a suffix under another prefix is opaque.
+    prefix, _, suffix = nss.partition(":")
+    if prefix != "10.5240":
+        return None
+    code = suffix.replace("-", "")
+    if len(code) != 21 or any(c.upper() not in _ALNUM36[:16] for c in code[:20]) \
+            or code[20].upper() not in _ALNUM36:
+        return "an EIDR suffix has twenty hexadecimal digits and a check character"
+    check = _mod_37_36(code[:20])
+    if code[20].upper() != check:
+        return (f"the EIDR check character is {code[20]}, but the twenty hexadecimal digits "
+                f"before it give {check} (ISO 7064 MOD 37,36)")
+    return None
+
+
 # name -> (what it checks, the function). Each reads the NSS's last colon-separated part
-# with hyphens removed, so that "urn:gsma:imei:35-209900-176148-1" checks the IMEI.
+# with hyphens removed, so that "urn:gsma:imei:35-209900-176148-1" checks the IMEI; "eidr"
+# reads the suffix after the prefix 10.5240.
 VALIDATORS: dict[str, tuple[str, Callable[[str], str | None]]] = {
     "isbn": ("ISBN-10 (modulus 11, X for 10) or ISBN-13 (978/979, modulus 10) check digit",
              _isbn),
@@ -132,6 +162,8 @@ VALIDATORS: dict[str, tuple[str, Callable[[str], str | None]]] = {
     "isbn-13": ("ISBN-13 check digit (978/979, modulus 10)", lambda n: _isbn13(_digits(n))),
     "issn": ("ISSN check digit (modulus 11, X for 10)", _issn),
     "luhn": ("Luhn check digit (IMEI and other ISO/IEC 7812 numbers)", _luhn),
+    "eidr": ("EIDR check character of a 10.5240 suffix (ISO 7064 MOD 37,36 over its twenty "
+             "hexadecimal digits)", _eidr),
 }
 
 
@@ -162,6 +194,14 @@ def _prefix_lower(nss: str) -> str:
     return head.lower() + sep + tail
 
 
+def _first_part_lower(nss: str) -> str:
+    head, sep, tail = nss.partition(":")
+    return _outside_pct(head, str.lower) + sep + tail
+
+
+_VERS_0 = re.compile(r";vers=0(?=;|$)", re.IGNORECASE)
+
+
 # name -> (what it does, the function on the NSS; the scheme and NID are already lower case)
 STEPS: dict[str, tuple[str, Callable[[str], str]]] = {
     "case-insensitive-nss": ("compare the NSS case-insensitively (lower-case it)",
@@ -177,6 +217,11 @@ STEPS: dict[str, tuple[str, Callable[[str], str]]] = {
                     lambda nss: _outside_pct(nss, lambda s: s.replace("x", "X"))),
     "lowercase-hex": ("lower-case the hexadecimal digits A-F in the NSS",
                       lambda nss: _outside_pct(nss, lambda s: s.translate(_HEX_LOWER))),
+    "case-insensitive-first-part": (
+        "compare the NSS up to its first colon (a provider, a standard's or a category's "
+        "name) case-insensitively", _first_part_lower),
+    "ignore-vers-0": ("ignore a \";vers=0\" parameter, the default version",
+                      lambda nss: _VERS_0.sub("", nss)),
 }
 
 # --- resolvers ----------------------------------------------------------------

@@ -225,3 +225,27 @@ def test_checking_is_linear_in_the_nss_length():
         assert profile.check_nss(nss + " ")  # the NFA walk to the last character
         timings.append(time.perf_counter() - start)
     assert timings[1] < timings[0] * 40 + 0.5
+
+
+@pytest.mark.parametrize("nss, ok", [
+    ("10.5240:7791-8534-2C23-9030-8610-5", True),    # RFC 7972 section 2, its example
+    ("10.5240:7791-8534-2c23-9030-8610-5", True),    # ABNF HEXDIG: either case
+    ("10.5240:7791-8534-2C23-9030-8610-6", False),   # ISO 7064 MOD 37,36 gives 5
+    ("10.5240:7791-8534-2C23-9030-861G-5", False),
+    ("10.5240:7791-8534-2C23-9030-8610", False),
+    ("10.5241:opaque", True),                        # another prefix: an opaque suffix
+])
+def test_the_eidr_check_character(nss, ok):
+    assert (VALIDATORS["eidr"][1](nss) is None) is ok
+
+
+@pytest.mark.parametrize("step, nss, result", [
+    ("case-insensitive-first-part", "Example.COM:2002:A572007", "example.com:2002:A572007"),
+    ("case-insensitive-first-part", "MPEG7:schema:2001", "mpeg7:schema:2001"),
+    ("case-insensitive-first-part", "A%2fB:C", "a%2Fb:C"),
+    ("ignore-vers-0", "imei:90420156-025763-0;vers=0", "imei:90420156-025763-0"),
+    ("ignore-vers-0", "imei:90420156-025763-0;svn=42;VERS=0", "imei:90420156-025763-0;svn=42"),
+    ("ignore-vers-0", "imei:ext;vers=01", "imei:ext;vers=01"),
+])
+def test_the_steps_of_rfc_4198_3614_4195_and_7254(step, nss, result):
+    assert STEPS[step][1](nss) == result
