@@ -99,10 +99,15 @@ def _isbn13(code: str) -> str | None:
 
 def _isbn(nss: str) -> str | None:
     code = _digits(nss)
+    # ISO 2108: an ISBN-10 has four elements, an ISBN-13 five (the 978/979 prefix
+    # first), so a hyphenated one has at most three or four hyphens.
+    parts = nss.rpartition(":")[2].count("-") + 1
     if len(code) == 13:
-        return _isbn13(code)
+        return _isbn13(code) or (None if parts <= 5 else
+                                 f"an ISBN-13 has five elements, not {parts}")
     if len(code) == 10:
-        return _isbn10(code)
+        return _isbn10(code) or (None if parts <= 4 else
+                                 f"an ISBN-10 has four elements, not {parts}")
     return f"an ISBN has 10 or 13 digits, not {len(code)}"
 
 
@@ -287,6 +292,18 @@ class Profile:
         for name, _ in self.steps:
             nss = STEPS[name][1](nss)
         return f"urn:{urn.nid.lower()}:{nss}"
+
+    def equivalent(self, a: URN, b: URN) -> bool | None:
+        """Whether two URNs of this namespace are equivalent by its own rules (RFC 8141
+        section 3.2), or None when one of them does not fit the profile: the rules are
+        the namespace's rules for its names, and applied to what is not one of them they
+        could only add false positives (RFC 3986 section 6). The caller then has RFC
+        8141's answer, which these rules never contradict (they start from its form)."""
+        if a.nid.lower() != b.nid.lower():
+            return False
+        if self.judges_validity and (self.check_nss(a.nss) or self.check_nss(b.nss)):
+            return None
+        return self.normal_form(a) == self.normal_form(b)
 
     def resolve(self, urn: URN) -> list[tuple[str, str]]:
         """(name, URL) of each resolver that takes this URN."""
