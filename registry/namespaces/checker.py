@@ -115,20 +115,15 @@ def equivalence(a: str, b: str) -> dict[str, Any]:
         profile = compiled(row[1], row[0]) if row else None
     form_a = profile.normal_form(ua) if profile else ua.normal_form()
     form_b = profile.normal_form(ub) if profile else ub.normal_form()
-    # The namespace's rules are for its names: when a or b does not fit the profile,
-    # the answer is RFC 8141's (and the steps were not applied).
-    by_namespace = profile.equivalent(ua, ub) if profile else None
-    applied = by_namespace is not None
     return {
         "a": a, "b": b,
-        "equivalent": by_namespace if applied else rfc8141,
+        "equivalent": profile.equivalent(ua, ub) if profile else rfc8141,
         "rfc8141_equivalent": rfc8141,
         "namespace_normal_forms": [form_a, form_b],
         "rfc8141_normal_forms": [ua.normal_form(), ub.normal_form()],
         "has_profile": profile is not None,
-        "namespace_rules_applied": applied,
         "steps": [{"step": name, "description": STEPS[name][0], "cite": cite}
-                  for name, cite in (profile.steps if applied and profile else ())],
+                  for name, cite in (profile.steps if profile else ())],
     }
 
 

@@ -244,10 +244,6 @@ SCHEMAS["Equivalence"] = {
         "namespace_normal_forms": {"type": "array", "items": STRING},
         "rfc8141_normal_forms": {"type": "array", "items": STRING},
         "has_profile": {"type": "boolean"},
-        "namespace_rules_applied": {
-            "type": "boolean",
-            "description": "Whether the namespace's steps were applied: only when both URNs "
-                           "fit its profile; otherwise `equivalent` is RFC 8141's answer."},
         "steps": {"type": "array", "items": {
             "type": "object", "required": ["step", "description", "cite"],
             "properties": {"step": STRING, "description": STRING, "cite": STRING}}},

@@ -293,16 +293,16 @@ class Profile:
             nss = STEPS[name][1](nss)
         return f"urn:{urn.nid.lower()}:{nss}"
 
-    def equivalent(self, a: URN, b: URN) -> bool | None:
-        """Whether two URNs of this namespace are equivalent by its own rules (RFC 8141
-        section 3.2), or None when one of them does not fit the profile: the rules are
-        the namespace's rules for its names, and applied to what is not one of them they
-        could only add false positives (RFC 3986 section 6). The caller then has RFC
-        8141's answer, which these rules never contradict (they start from its form)."""
+    def equivalent(self, a: URN, b: URN) -> bool:
+        """Whether two URNs are equivalent by this namespace's rules (RFC 8141 section
+        3.2): equal after RFC 8141's normalisation and then the namespace's steps. The
+        steps are lexical, as the registrations state them ("prior to comparing two ISBN
+        URNs for equivalence ... remove all hyphens", RFC 3187): they apply whether or not
+        the URNs fit the profile's syntax or check digits, so a comparison never depends
+        on validation. Starting from RFC 8141's form, they never separate two URNs that
+        RFC 8141 calls equivalent."""
         if a.nid.lower() != b.nid.lower():
             return False
-        if self.judges_validity and (self.check_nss(a.nss) or self.check_nss(b.nss)):
-            return None
         return self.normal_form(a) == self.normal_form(b)
 
     def resolve(self, urn: URN) -> list[tuple[str, str]]:
