@@ -117,7 +117,7 @@ def equivalence(a: str, b: str) -> dict[str, Any]:
     form_b = profile.normal_form(ub) if profile else ub.normal_form()
     return {
         "a": a, "b": b,
-        "equivalent": form_a == form_b,
+        "equivalent": profile.equivalent(ua, ub) if profile else rfc8141,
         "rfc8141_equivalent": rfc8141,
         "namespace_normal_forms": [form_a, form_b],
         "rfc8141_normal_forms": [ua.normal_form(), ub.normal_form()],

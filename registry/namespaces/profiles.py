@@ -15,7 +15,7 @@ from typing import Any
 from django.conf import settings
 
 from registry.namespaces.actions import RegistryError, namespace_set_profile
-from registry.namespaces.models import Namespace
+from registry.namespaces.models import Namespace, NamespaceEvent
 from registry.urns import URNSyntaxError, parse
 from registry.urns.profiles import (
     STEPS,
@@ -46,22 +46,38 @@ def shipped_profiles(path: Path = SHIPPED_PROFILES) -> dict[str, dict[str, Any]]
 
 def import_shipped_profiles(path: Path = SHIPPED_PROFILES, *, actor: Any = None) -> list[str]:
     """Publish each shipped profile on its namespace, through ``namespace_set_profile``
-    (one history event each). A namespace that already has a profile keeps it: from
-    then on its profile changes with its template (a revision) or by IANA staff, and a
-    re-run never undoes that. Returns the NIDs given a profile."""
+    (one history event each): on a namespace without one, and in place of an earlier
+    shipped profile when the shipped file now says something else (a corrected rule
+    reaches every install). A profile that came any other way (with a registration or a
+    revision, through review, or set or withdrawn by IANA staff) is the namespace's own
+    from then on and is never overwritten. Returns the NIDs given a profile."""
     published = []
     profiles = shipped_profiles(path)
     for namespace in Namespace.objects.filter(nid__lower__in=list(profiles)).order_by("nid"):
-        if namespace.profile:
+        shipped = profiles[namespace.nid.lower()]
+        if namespace.profile == shipped or not _profile_is_shipped(namespace):
             continue
         namespace_set_profile(
-            namespace=namespace, profile=profiles[namespace.nid.lower()], actor=actor,
-            shipped=True,
-            reason=f"Machine-readable profile shipped with the registry ({path.name}); each "
-                   "rule cites the registration that states it.",
+            namespace=namespace, profile=shipped, actor=actor, shipped=True,
+            reason=(f"Machine-readable profile shipped with the registry ({path.name}); each "
+                    "rule cites the registration that states it."
+                    + (" It replaces the one shipped before, which this release corrects."
+                       if namespace.profile else "")),
         )
         published.append(namespace.nid)
     return published
+
+
+def _profile_is_shipped(namespace: Namespace) -> bool:
+    """Whether the namespace's profile is none at all, or the one the shipped file last
+    installed: the latest event that changed its profile installed it, nothing since."""
+    latest = namespace.events.profile_changes().values_list("kind", "changes").first()
+    if latest is None:
+        # Never changed by an event: none yet, or one that came with the registration.
+        return not namespace.profile
+    kind, changes = latest
+    return (kind == NamespaceEvent.Kind.PROFILE_SHIPPED
+            and changes["profile"][1] == namespace.profile)
 
 
 def compiled(namespace_profile: dict[str, Any], nid: str) -> Profile | None:

@@ -45,6 +45,11 @@ class NamespaceEventQuerySet(models.QuerySet[Any]):
         """Changes made in this registry, not copied from IANA's."""
         return self.exclude(kind__in=self.MIRRORED)
 
+    def profile_changes(self) -> NamespaceEventQuerySet:
+        """Events that changed a namespace's machine-readable profile (newest first):
+        shipped, published with a version, or set by IANA staff."""
+        return self.filter(changes__has_key="profile")
+
 
 
 class NamespaceQuerySet(EventGuardedQuerySet):

@@ -99,10 +99,15 @@ def _isbn13(code: str) -> str | None:
 
 def _isbn(nss: str) -> str | None:
     code = _digits(nss)
+    # ISO 2108: an ISBN-10 has four elements, an ISBN-13 five (the 978/979 prefix
+    # first), so a hyphenated one has at most three or four hyphens.
+    parts = nss.rpartition(":")[2].count("-") + 1
     if len(code) == 13:
-        return _isbn13(code)
+        return _isbn13(code) or (None if parts <= 5 else
+                                 f"an ISBN-13 has five elements, not {parts}")
     if len(code) == 10:
-        return _isbn10(code)
+        return _isbn10(code) or (None if parts <= 4 else
+                                 f"an ISBN-10 has four elements, not {parts}")
     return f"an ISBN has 10 or 13 digits, not {len(code)}"
 
 
@@ -332,6 +337,18 @@ class Profile:
         for name, _ in self.steps:
             nss = STEPS[name][1](nss)
         return f"urn:{urn.nid.lower()}:{nss}"
+
+    def equivalent(self, a: URN, b: URN) -> bool:
+        """Whether two URNs are equivalent by this namespace's rules (RFC 8141 section
+        3.2): equal after RFC 8141's normalisation and then the namespace's steps. The
+        steps are lexical, as the registrations state them ("prior to comparing two ISBN
+        URNs for equivalence ... remove all hyphens", RFC 3187): they apply whether or not
+        the URNs fit the profile's syntax or check digits, so a comparison never depends
+        on validation. Starting from RFC 8141's form, they never separate two URNs that
+        RFC 8141 calls equivalent."""
+        if a.nid.lower() != b.nid.lower():
+            return False
+        return self.normal_form(a) == self.normal_form(b)
 
     def resolve(self, urn: URN) -> list[tuple[str, str]]:
         """(name, URL) of each resolver that takes this URN."""

@@ -35,8 +35,7 @@ def equivalent(a: str, b: str) -> bool:
     ua, ub = parse(a), parse(b)
     if ua.nid.lower() != ub.nid.lower():
         return False
-    profile = profile_of(a)
-    return profile.normal_form(ua) == profile.normal_form(ub)
+    return profile_of(a).equivalent(ua, ub)
 
 
 def test_at_least_fifteen_shipped_profiles_every_one_sound_and_cited():
@@ -127,9 +126,30 @@ def test_equivalence_by_the_namespace_and_by_rfc_8141(a, b, same, same_by_rfc814
     assert equivalent(b, a) is same
 
 
+@pytest.mark.parametrize("a, b, by_namespace", [
+    ("urn:isbn:0-395-36341-1", "URN:ISBN:0395363411", True),
+    ("urn:isbn:0-395-36341-1", "urn:isbn:0-451-45052-3", False),
+    # Lexical rules, whatever the check digit says: not ISBNs, and still the same string.
+    ("urn:isbn:0-451-45052-4", "urn:isbn:0451450524", True),
+    ("urn:uuid:F81D4FAE7DEC11D0A76500A0C91E6BF6", "urn:uuid:f81d4fae7dec11d0a76500a0c91e6bf6",
+     True),
+    ("urn:isbn:0395363411", "urn:issn:0395363411", False),
+])
+def test_a_namespaces_steps_compare_any_two_of_its_urns(a, b, by_namespace):
+    assert profile_of(a).equivalent(parse(a), parse(b)) is by_namespace
+    assert profile_of(a).equivalent(parse(b), parse(a)) is by_namespace
+
+
+def test_a_profile_without_syntax_applies_its_steps_to_every_urn():
+    steps_only = compile_profile({"equivalence": [{"step": "case-insensitive-nss", "cite": "c"}]})
+    assert steps_only.equivalent(parse("urn:demo:ABC"), parse("urn:demo:abc")) is True
+
+
 @pytest.mark.parametrize("name, nss, ok", [
     ("isbn", "0-395-36341-1", True), ("isbn", "0395363412", False),
     ("isbn", "9780395363416", True), ("isbn", "9770395363416", False), ("isbn", "12345", False),
+    ("isbn", "0-3-9536341-1", True), ("isbn", "0-3-9-536341-1", False),        # four parts
+    ("isbn", "978-0-395-36341-6", True), ("isbn", "978-0-3-9-536341-6", False),  # five
     ("isbn-10", "080442957x", True), ("isbn-13", "0395363411", False),
     ("issn", "2049-3630", True), ("issn", "2049-3631", False), ("issn", "1234567", False),
     ("luhn", "imei:49015420323751", True), ("luhn", "imei:49015420323752", False),

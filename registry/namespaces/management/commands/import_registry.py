@@ -11,8 +11,10 @@ anything it cannot import stops it with the file, the record and the reason, and
 nothing is stored. Template text that is not in the source stays empty.
 
 Then the machine-readable profiles shipped in fixtures/profiles.json are
-published on the namespaces they belong to that have none yet (``--no-profiles``
-skips this), each through namespace_set_profile(), so each is in its history.
+published on the namespaces they belong to that have none yet, or in place of a
+profile shipped earlier that the file now corrects (never over one that came through
+review or from IANA staff); ``--no-profiles`` skips this. Each goes through
+namespace_set_profile(), so each is in its history.
 """
 
 from __future__ import annotations
