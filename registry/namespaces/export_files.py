@@ -1,11 +1,13 @@
 """The exports as files: one directory per registry generation under
 ``EXPORT_ROOT``, built once, ahead of the requests, and streamed from disk.
 
-- **Built from fragments.** Each namespace's ``<record>`` and CSV lines are kept in
-  ``ExportFragment`` with a stamp of what they were made from; a build rewrites only
-  the fragments whose namespace changed, and writes each document as its frame plus
-  the fragments, streamed row by row from a server-side cursor into the files (memory
-  does not grow with the registry).
+- **Spliced from the previous generation.** A build reads the ordered ``(pk,
+  updated_at)`` of every namespace and copies each unchanged record's bytes (and each
+  unchanged gzip block) from the previous generation's files in the kernel
+  (export_splice.py); only a changed record's fragment is read from
+  ``ExportFragment`` (kept with a stamp of what it was made from) or serialised
+  again. Memory does not grow with the registry; time grows with what changed, plus
+  one narrow query and the copies.
 - **One consistent snapshot.** A build reads the generation and every row in one
   REPEATABLE READ transaction (PostgreSQL), so a directory holds exactly the registry
   of its generation, and its files are moved into place together (one rename).
@@ -16,9 +18,8 @@
   else is, else waits (at most ``EXPORT_WAIT_SECONDS``) for them or for a newer
   generation's, and is answered with the validators of the directory it is served.
 - **Served without Python copying.** ``FileResponse`` hands the open file to the
-  WSGI server's ``wsgi.file_wrapper`` (gunicorn: ``sendfile``). The gzip form of
-  each file is written after the plain one is in place; until then a client that
-  accepts gzip gets the plain file.
+  WSGI server's ``wsgi.file_wrapper`` (gunicorn: ``sendfile``). Each file and its
+  gzip form are in place together.
 - **Bounded disk.** Only the newest ``KEEP_GENERATIONS`` directories are kept; a
   file being sent when its directory is removed stays readable until it is closed.
 """
@@ -32,12 +33,12 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from itertools import islice
 from pathlib import Path
-from typing import IO, NamedTuple
+from typing import NamedTuple
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -47,6 +48,12 @@ from django.utils.cache import patch_vary_headers
 from django.utils.http import http_date
 
 from registry.namespaces import exports
+from registry.namespaces.export_splice import (
+    DocumentWriter,
+    PreviousGeneration,
+    stamp_of,
+    write_index,
+)
 from registry.namespaces.models import ExportFragment, Namespace
 from registry.namespaces.public_cache import (
     _ACCEPTS_GZIP,
@@ -71,7 +78,7 @@ EXPORTS: dict[str, Export] = {
 IANA_CSV = {"formal": "urn-namespaces-1.csv", "informal": "urn-namespaces-2.csv"}
 KEEP_GENERATIONS = 2
 # Bump when a fragment's serialisation changes: every stored fragment is then remade.
-FRAGMENT_FORMAT = "1"
+FRAGMENT_FORMAT = "2"
 CHUNK = 2000
 _META = "generation.json"
 _LOCK = ".build.lock"
@@ -124,84 +131,90 @@ def build_exports() -> Path:
             shutil.rmtree(leftover, ignore_errors=True)
         partial = root / f"{_PARTIAL}{generation.key}-{uuid.uuid4().hex}"
         partial.mkdir()
-        _write_documents(partial)
+        built = _built(generation)
+        _write_documents(partial, built[-1][1] if built else None)
         changed_at = generation.changed_at.isoformat() if generation.changed_at else None
         (partial / _META).write_text(json.dumps({"changed_at": changed_at}))
     partial.rename(target)
-    for name in EXPORTS:
-        _write_gzip(target / name)
     _prune(root, generation)
     return target
 
 
-def _write_documents(directory: Path) -> None:
-    files = {name: _open(directory / name) for name in EXPORTS}
+def _salt() -> str:
+    """What every fragment also depends on: its format and SITE_URL."""
+    return hashlib.sha256(f"{FRAGMENT_FORMAT}|{settings.SITE_URL}".encode()).hexdigest()[:12]
+
+
+def _write_documents(directory: Path, previous: Path | None) -> None:
+    """Every export of the current snapshot into ``directory``, with its gzip form and
+    the index the next build splices from (export_splice.py)."""
+    salt = _salt()
+    old = PreviousGeneration(previous, salt, EXPORTS)
+    writers = {name: DocumentWriter(directory, name, old.documents.get(name))
+               for name in EXPORTS}
     try:
-        xml, combined = files["registry.xml"], files["registry.csv"]
+        xml, combined = writers["registry.xml"], writers["registry.csv"]
         frame = exports.xml_frame()
-        xml.write(frame[0])
-        combined.write(exports.csv_line(exports.CSV_COLUMNS))
+        xml.frame(frame[0])
+        combined.frame(exports.csv_line(exports.CSV_COLUMNS))
         for index, kind in enumerate(exports.SUB_REGISTRIES):
-            iana = files[IANA_CSV[kind]]
-            iana.write(exports.csv_line(exports.SUB_REGISTRY_CSV_COLUMNS))
-            for fragment in fragments(kind):
-                xml.write(exports.RECORD_INDENT + fragment.xml)
-                iana.write(fragment.iana_csv)
-                combined.write(fragment.csv)
-            xml.write(frame[index + 1])
+            iana = writers[IANA_CSV[kind]]
+            iana.frame(exports.csv_line(exports.SUB_REGISTRY_CSV_COLUMNS))
+            for pk, stamp, fragment in _records(kind, old):
+                xml.record(pk, stamp, lambda f=fragment: exports.RECORD_INDENT + f().xml)
+                iana.record(pk, stamp, lambda f=fragment: f().iana_csv)
+                combined.record(pk, stamp, lambda f=fragment: f().csv)
+            xml.frame(frame[index + 1])
+        shapes = {name: writer.finish() for name, writer in writers.items()}
     finally:
-        for file in files.values():
-            file.close()
+        old.close()
+    write_index(directory, salt, list(writers.values()), shapes)
 
 
-def _open(path: Path) -> IO[str]:
-    return open(path, "w", encoding="utf-8", newline="", buffering=1 << 20)  # noqa: SIM115
-
-
-def _write_gzip(path: Path) -> None:
-    import gzip
-
-    partial = path.with_name(path.name + ".gz" + _PARTIAL.rstrip("-"))
-    with open(path, "rb") as source, open(partial, "wb") as raw, \
-            gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=6,
-                          mtime=0) as zipped:
-        shutil.copyfileobj(source, zipped, 1 << 20)
-    partial.rename(path.with_name(path.name + ".gz"))
-
-
-def fragment_stamp(ns_updated: datetime | None, version_count: int | None,
-                   last_version_date: object) -> str:
-    """What a namespace's fragments were made from: its row's last change, its version
-    facts, the fragment format and SITE_URL (template URLs carry it)."""
-    salt = hashlib.sha256(f"{FRAGMENT_FORMAT}|{settings.SITE_URL}".encode()).hexdigest()[:12]
-    updated = ns_updated.isoformat() if ns_updated else ""
-    return f"{updated}|{version_count or 0}|{last_version_date or ''}|{salt}"
-
-
-_FRAGMENT_COLUMNS = ("pk", "updated_at", "version_count", "last_version_date",
-                     "export_fragment__stamp", "export_fragment__xml",
-                     "export_fragment__iana_csv", "export_fragment__csv")
-
-
-def fragments(kind: str) -> Iterator[ExportFragment]:
-    """The sub-registry's fragments in IANA's order, stale ones remade and stored,
-    read CHUNK rows at a time."""
-    rows = (exports.exported_namespaces(kind).values_list(*_FRAGMENT_COLUMNS)
+def _records(kind: str, old: PreviousGeneration
+             ) -> Iterator[tuple[int, int, Callable[[], ExportFragment]]]:
+    """The sub-registry's records in IANA's order: (pk, stamp, the fragment when it is
+    needed). A record every previous document has unchanged needs no fragment; the
+    others' are read (or made) CHUNK at a time."""
+    rows = (exports.exported_order(kind).values_list("pk", "updated_at")
             .iterator(chunk_size=CHUNK))
+    documents = [old.documents.get(name) for name in ("registry.xml", "registry.csv",
+                                                       IANA_CSV[kind])]
+
+    def copied(pk: int, stamp: int) -> bool:
+        return all(doc is not None and doc.records.get(pk, (None,))[0] == stamp
+                   for doc in documents)
+
     while chunk := list(islice(rows, CHUNK)):
-        kept: dict[int, ExportFragment] = {}
-        stale: dict[int, str] = {}
-        for pk, updated_at, count, last, stamp, xml, iana_csv, csv_line in chunk:
-            wanted = fragment_stamp(updated_at, count, last)
-            if stamp == wanted:
-                kept[pk] = ExportFragment(namespace_id=pk, stamp=stamp, xml=xml,
-                                          iana_csv=iana_csv, csv=csv_line)
-            else:
-                stale[pk] = wanted
-        if stale:
-            kept.update(_remake(stale))
-        for pk, *_ in chunk:
-            yield kept[pk]
+        stamps = [(pk, updated_at, stamp_of(updated_at)) for pk, updated_at in chunk]
+        needed = {pk: updated_at for pk, updated_at, stamp in stamps if not copied(pk, stamp)}
+        made = _fragments_for(needed) if needed else {}
+        for pk, _, stamp in stamps:
+            yield pk, stamp, (lambda pk=pk, made=made: made[pk])  # type: ignore[misc]
+
+
+def _fragments_for(needed: dict[int, datetime]) -> dict[int, ExportFragment]:
+    """The stored fragments of these namespaces, those that are stale made again."""
+    stored = ExportFragment.objects.filter(namespace_id__in=list(needed)).in_bulk()
+    kept: dict[int, ExportFragment] = {}
+    stale: dict[int, str] = {}
+    for pk, updated_at in needed.items():
+        wanted = fragment_stamp(updated_at)
+        fragment = stored.get(pk)
+        if fragment is not None and fragment.stamp == wanted:
+            kept[pk] = fragment
+        else:
+            stale[pk] = wanted
+    if stale:
+        kept.update(_remake(stale))
+    return kept
+
+
+def fragment_stamp(ns_updated: datetime | None) -> str:
+    """What a namespace's fragments were made from: its row's last change (every change
+    to what they say moves it: a new version saves the row), the fragment format and
+    SITE_URL (template URLs carry it)."""
+    return f"{ns_updated.isoformat() if ns_updated else ''}|{_salt()}"
 
 
 def _remake(stale: dict[int, str]) -> dict[int, ExportFragment]:

@@ -69,6 +69,15 @@ def exported_namespaces(kind: str | None = None):
     return queryset.order_by("kind", "informal_number", "nid")
 
 
+def exported_order(kind: str):
+    """The namespaces of a sub-registry in IANA's order, without the version facts
+    (what the export builder reads to know which records changed)."""
+    queryset = Namespace.objects.all()
+    if kind == "formal":
+        return queryset.formal().sorted_by("nid")
+    return queryset.informal().sorted_by("number")
+
+
 def attach_version_facts(namespaces: list[Namespace]) -> None:
     """Set ``version_count`` and ``last_version_date`` on a page of namespaces in one
     query (a subquery per row would be computed for every row an OFFSET skips)."""
