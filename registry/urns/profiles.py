@@ -205,6 +205,8 @@ def _first_part_lower(nss: str) -> str:
 
 
 _VERS_0 = re.compile(r";vers=0(?=;|$)", re.IGNORECASE)
+# RFC 3085: "... RevisionId Update", Update = 0*1("A" / "U"), last in the NSS
+_UPDATE_FLAG = re.compile(r"(:[1-9][0-9]*)[AaUu]$")
 
 
 # name -> (what it does, the function on the NSS; the scheme and NID are already lower case)
@@ -227,6 +229,9 @@ STEPS: dict[str, tuple[str, Callable[[str], str]]] = {
         "name) case-insensitively", _first_part_lower),
     "ignore-vers-0": ("ignore a \";vers=0\" parameter, the default version",
                       lambda nss: _VERS_0.sub("", nss)),
+    "ignore-update-flag": ("ignore a final update flag (A or U) after the revision number that "
+                           "ends the NSS (\":\" and digits)",
+                           lambda nss: _UPDATE_FLAG.sub(r"\1", nss)),
 }
 
 # --- resolvers ----------------------------------------------------------------

@@ -269,3 +269,15 @@ def test_the_eidr_check_character(nss, ok):
 ])
 def test_the_steps_of_rfc_4198_3614_4195_and_7254(step, nss, result):
     assert STEPS[step][1](nss) == result
+
+
+@pytest.mark.parametrize("nss, result", [
+    ("iptc.org:20001006:NewsMLv1.0:1U", "iptc.org:20001006:NewsMLv1.0:1"),     # RFC 3085
+    ("iptc.org:20001006:NewsMLv1.0:12a", "iptc.org:20001006:NewsMLv1.0:12"),
+    ("iptc.org:20001006:NewsMLv1.0:1", "iptc.org:20001006:NewsMLv1.0:1"),
+    ("iptc.org:20001006:ItemU:1", "iptc.org:20001006:ItemU:1"),               # not a flag
+    ("iptc.org:20001006:NewsMLv1.0:0U", "iptc.org:20001006:NewsMLv1.0:0U"),   # no posint
+    ("iptc.org:20001006:x:1UA", "iptc.org:20001006:x:1UA"),
+])
+def test_the_update_flag_step_of_rfc_3085(nss, result):
+    assert STEPS["ignore-update-flag"][1](nss) == result
