@@ -36,12 +36,12 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from itertools import islice
 from pathlib import Path
 from typing import NamedTuple
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import BigIntegerField, Func
 from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseNotModified
 from django.http.response import HttpResponseBase
 from django.utils.cache import patch_vary_headers
@@ -160,10 +160,11 @@ def _write_documents(directory: Path, previous: Path | None) -> None:
         for index, kind in enumerate(exports.SUB_REGISTRIES):
             iana = writers[IANA_CSV[kind]]
             iana.frame(exports.csv_line(exports.SUB_REGISTRY_CSV_COLUMNS))
-            for pk, stamp, fragment in _records(kind, old):
-                xml.record(pk, stamp, lambda f=fragment: exports.RECORD_INDENT + f().xml)
-                iana.record(pk, stamp, lambda f=fragment: f().iana_csv)
-                combined.record(pk, stamp, lambda f=fragment: f().csv)
+            for pairs in _ordered_chunks(kind):
+                fragments = _Fragments(dict(pairs))
+                xml.records(pairs, fragments.texts(lambda f: exports.RECORD_INDENT + f.xml))
+                iana.records(pairs, fragments.texts(lambda f: f.iana_csv))
+                combined.records(pairs, fragments.texts(lambda f: f.csv))
             xml.frame(frame[index + 1])
         shapes = {name: writer.finish() for name, writer in writers.items()}
     finally:
@@ -171,35 +172,57 @@ def _write_documents(directory: Path, previous: Path | None) -> None:
     write_index(directory, salt, list(writers.values()), shapes)
 
 
-def _records(kind: str, old: PreviousGeneration
-             ) -> Iterator[tuple[int, int, Callable[[], ExportFragment]]]:
-    """The sub-registry's records in IANA's order: (pk, stamp, the fragment when it is
-    needed). A record every previous document has unchanged needs no fragment; the
-    others' are read (or made) CHUNK at a time."""
-    rows = (exports.exported_order(kind).values_list("pk", "updated_at")
-            .iterator(chunk_size=CHUNK))
-    documents = [old.documents.get(name) for name in ("registry.xml", "registry.csv",
-                                                       IANA_CSV[kind])]
-
-    def copied(pk: int, stamp: int) -> bool:
-        return all(doc is not None and doc.records.get(pk, (None,))[0] == stamp
-                   for doc in documents)
-
-    while chunk := list(islice(rows, CHUNK)):
-        stamps = [(pk, updated_at, stamp_of(updated_at)) for pk, updated_at in chunk]
-        needed = {pk: updated_at for pk, updated_at, stamp in stamps if not copied(pk, stamp)}
-        made = _fragments_for(needed) if needed else {}
-        for pk, _, stamp in stamps:
-            yield pk, stamp, (lambda pk=pk, made=made: made[pk])  # type: ignore[misc]
+def _ordered_chunks(kind: str) -> Iterator[list[tuple[int, int]]]:
+    """The sub-registry's ``(pk, stamp)`` pairs in IANA's order, CHUNK at a time."""
+    pairs = _ordered_stamps(kind)
+    for start in range(0, len(pairs), CHUNK):
+        yield pairs[start:start + CHUNK]
 
 
-def _fragments_for(needed: dict[int, datetime]) -> dict[int, ExportFragment]:
+class _Fragments:
+    """The fragments of one chunk's records, read (or made) only for the records a
+    document could not copy, once for all the documents."""
+
+    def __init__(self, stamps: dict[int, int]):
+        self.stamps = stamps
+        self.known: dict[int, ExportFragment] = {}
+
+    def texts(self, part: Callable[[ExportFragment], str]
+              ) -> Callable[[list[int]], dict[int, str]]:
+        def texts(pks: list[int]) -> dict[int, str]:
+            missing = {pk: self.stamps[pk] for pk in pks if pk not in self.known}
+            if missing:
+                self.known.update(_fragments_for(missing))
+            return {pk: part(self.known[pk]) for pk in pks}
+        return texts
+
+
+def _ordered_stamps(kind: str) -> list[tuple[int, int]]:
+    """``(pk, updated_at in microseconds)`` of the sub-registry, in IANA's order: one
+    narrow query (the stamp computed by PostgreSQL, exactly, as a bigint)."""
+    rows = exports.exported_order(kind)
+    if connection.vendor == "postgresql":
+        return list(rows.annotate(stamp=EpochMicroseconds("updated_at"))
+                    .values_list("pk", "stamp"))
+    return [(pk, stamp_of(updated_at)) for pk, updated_at in
+            rows.values_list("pk", "updated_at")]
+
+
+class EpochMicroseconds(Func):
+    """A timestamp as integer microseconds since 1970 (PostgreSQL; exact: EXTRACT
+    gives a numeric)."""
+
+    template = "(EXTRACT(EPOCH FROM %(expressions)s) * 1000000)::bigint"
+    output_field = BigIntegerField()
+
+
+def _fragments_for(needed: dict[int, int]) -> dict[int, ExportFragment]:
     """The stored fragments of these namespaces, those that are stale made again."""
     stored = ExportFragment.objects.filter(namespace_id__in=list(needed)).in_bulk()
     kept: dict[int, ExportFragment] = {}
     stale: dict[int, str] = {}
-    for pk, updated_at in needed.items():
-        wanted = fragment_stamp(updated_at)
+    for pk, stamp in needed.items():
+        wanted = fragment_stamp(stamp)
         fragment = stored.get(pk)
         if fragment is not None and fragment.stamp == wanted:
             kept[pk] = fragment
@@ -210,11 +233,11 @@ def _fragments_for(needed: dict[int, datetime]) -> dict[int, ExportFragment]:
     return kept
 
 
-def fragment_stamp(ns_updated: datetime | None) -> str:
-    """What a namespace's fragments were made from: its row's last change (every change
-    to what they say moves it: a new version saves the row), the fragment format and
-    SITE_URL (template URLs carry it)."""
-    return f"{ns_updated.isoformat() if ns_updated else ''}|{_salt()}"
+def fragment_stamp(stamp: int) -> str:
+    """What a namespace's fragments were made from: its row's last change (``stamp``,
+    its ``updated_at`` in microseconds; every change to what they say moves it: a new
+    version saves the row), the fragment format and SITE_URL (template URLs carry it)."""
+    return f"{stamp}|{_salt()}"
 
 
 def _remake(stale: dict[int, str]) -> dict[int, ExportFragment]:

@@ -26,12 +26,16 @@ def build(directory, records, *, previous=None, salt=SALT, serialised=None):
     old = PreviousGeneration(previous, salt, [NAME])
     writer = DocumentWriter(directory, NAME, old.documents.get(NAME))
     writer.frame("header\n")
-    for pk, stamp, text in records:
-        def make(text=text, pk=pk):
-            if serialised is not None:
-                serialised.append(pk)
-            return text
-        writer.record(pk, stamp, make)
+    texts = {pk: text for pk, _, text in records}
+
+    def make(pks):
+        if serialised is not None:
+            serialised.extend(pks)
+        return {pk: texts[pk] for pk in pks}
+
+    pairs = [(pk, stamp) for pk, stamp, _ in records]
+    for start in range(0, len(pairs), 97):  # in chunks, as the builder calls it
+        writer.records(pairs[start:start + 97], make)
     writer.frame("footer\n")
     shape = writer.finish()
     old.close()
