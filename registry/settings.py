@@ -118,6 +118,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Wait for a lock instead of failing at once when two requests write.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
 IS_POSTGRES = DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+if IS_POSTGRES:
+    # Django's, with the health check made only after a second of idleness instead of
+    # before every request (registry/postgresql/base.py).
+    DATABASES["default"]["ENGINE"] = "registry.postgresql"
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "accounts.User"
