@@ -30,6 +30,7 @@ from csp.utils import build_policy
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.utils.cache import add_never_cache_headers, patch_cache_control
 from django_ratelimit.core import _split_rate, is_ratelimited
@@ -153,7 +154,8 @@ class SitePolicyCSPMiddleware(CSPMiddleware):
     a fifth of a trivial response's time). The site uses no nonce and no per-view
     policy; a response that has one is still built by django-csp."""
 
-    def process_response(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
+    def process_response(self, request: HttpRequest,
+                         response: HttpResponseBase) -> HttpResponseBase:
         built = _built_site_policy()
         if (built is None or getattr(request, "_csp_nonce", None) is not None
                 or any(hasattr(response, name) for name in _OWN_POLICY)

@@ -161,7 +161,7 @@ class CachedAuthenticationMiddleware(AuthenticationMiddleware):
                 request._cached_user = signed_in_user(request)  # type: ignore[attr-defined]
             return request._cached_user  # type: ignore[attr-defined]
 
-        request.user = SimpleLazyObject(user)
+        request.user = SimpleLazyObject(user)  # type: ignore[assignment]  # as Django's
 
 
 # --- the navigation ---------------------------------------------------------------------

@@ -22,6 +22,7 @@ CHECK_AFTER_IDLE_SECONDS = 1.0
 
 class DatabaseWrapper(base.DatabaseWrapper):
     _last_used = float("-inf")
+    health_check_done: bool  # set by Django's BaseDatabaseWrapper
 
     def close_if_health_check_failed(self) -> None:
         now = time.monotonic()

@@ -205,3 +205,10 @@ def test_the_anonymous_navigation_offers_log_in(client, db):
     assert tree.xpath(".//a[@href='/accounts/login/']")
     assert not tree.xpath(".//input[@name='csrfmiddlewaretoken']")
     assert "csrftoken" not in client.get("/").cookies
+
+
+def test_a_page_rendered_without_a_request_still_has_the_navigation(db):
+    from django.template.loader import render_to_string
+
+    tree = lxml_html.fromstring(render_to_string("404.html", {}))
+    assert tree.xpath("//nav[@aria-label='Main']//a[@href='/accounts/login/']")

@@ -4,6 +4,8 @@ and the navigation bar, from the account cache."""
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from django import template
 from django.conf import settings
 
@@ -19,12 +21,13 @@ def site_root() -> str:
 def navigation(context: template.Context) -> str:
     """The navigation bar: the account's cached one for a request
     (registry/accounts/signed_in.py), else ``_nav.html`` rendered in this context."""
+    from django.template.loader import render_to_string
     from django.utils.safestring import mark_safe
 
     from registry.accounts.signed_in import NAV_TEMPLATE
     from registry.accounts.signed_in import navigation as cached_navigation
 
     request = context.get("request")
-    if request is None or not hasattr(request, "user"):
-        return context.template.engine.get_template(NAV_TEMPLATE).render(context)
-    return mark_safe(cached_navigation(request, context.get("search_query", "")))  # noqa: S308
+    if request is None or not hasattr(request, "user"):  # a page rendered without one
+        return render_to_string(NAV_TEMPLATE, cast("dict[str, Any]", context.flatten()))
+    return mark_safe(cached_navigation(request, context.get("search_query") or ""))  # noqa: S308
