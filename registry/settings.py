@@ -63,7 +63,7 @@ MIDDLEWARE = [
     # middleware below gives without a view (the HTTPS redirect, a bad Host's 400, a
     # static file, a 304).
     "registry.protection.ProtectionHeadersMiddleware",
-    "csp.middleware.CSPMiddleware",
+    "registry.protection.SitePolicyCSPMiddleware",  # django-csp's, its header built once
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # The client address from TRUSTED_PROXIES, before anything reads it.
     "registry.proxies.TrustedProxyMiddleware",
@@ -73,7 +73,8 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Django's, with the signed-in user and their navigation read from the cache.
+    "registry.accounts.signed_in.CachedAuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "allauth.account.middleware.AccountMiddleware",
     "django_ratelimit.middleware.RatelimitMiddleware",
@@ -117,6 +118,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Wait for a lock instead of failing at once when two requests write.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
 IS_POSTGRES = DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+if IS_POSTGRES:
+    # Django's, with the health check made only after a second of idleness instead of
+    # before every request (registry/postgresql/base.py).
+    DATABASES["default"]["ENGINE"] = "registry.postgresql"
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "accounts.User"

@@ -44,6 +44,7 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from django.conf import settings
+from django.contrib.messages import get_messages
 from django.core.cache import caches
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
@@ -52,14 +53,15 @@ from django.utils.cache import patch_vary_headers
 from django.utils.connection import ConnectionProxy
 from django.utils.http import http_date, parse_http_date_safe
 
+from registry.accounts.signed_in import navigation
 from registry.namespaces.query_params import NO_QUERY, Query
 from registry.release import current_release
 
 cache: Any = ConnectionProxy(caches, "public")
 
-# Slots every page has; a page adds its own with build()["slots"].
+# Slots every page has (the navigation, from the account cache: accounts/signed_in.py,
+# and these); a page adds its own with build()["slots"].
 SLOT_TEMPLATES = {
-    "nav": "_nav.html",
     "messages": "_messages.html",
     "holder": "namespaces/_holder_actions.html",
     "workload": "review/_stats_workload.html",
@@ -344,6 +346,10 @@ def _anonymous_response(request: HttpRequest, whole: dict[str, Any]) -> HttpResp
 def _render_slot(request: HttpRequest, name: str, context: dict) -> str:
     # A visitor without a session reaches this once per page and generation in a
     # process: public_page keeps the finished page for the next such visitor.
+    if name == "nav":  # the account's cached navigation (registry/accounts/signed_in.py)
+        return navigation(request, context.get("search_query", ""))
+    if name == "messages" and not len(get_messages(request)):
+        return ""  # nothing to say: no template to render
     if name == "holder":
         if not request.user.is_authenticated:
             return ""

@@ -1,7 +1,10 @@
 """The site's own absolute address in pages (rel=canonical), from SITE_URL: never from
-the Host a request names, since public pages are cached and shared (public_cache)."""
+the Host a request names, since public pages are cached and shared (public_cache);
+and the navigation bar, from the account cache."""
 
 from __future__ import annotations
+
+from typing import Any, cast
 
 from django import template
 from django.conf import settings
@@ -12,3 +15,19 @@ register = template.Library()
 @register.simple_tag
 def site_root() -> str:
     return settings.SITE_URL.rstrip("/")
+
+
+@register.simple_tag(takes_context=True)
+def navigation(context: template.Context) -> str:
+    """The navigation bar: the account's cached one for a request
+    (registry/accounts/signed_in.py), else ``_nav.html`` rendered in this context."""
+    from django.template.loader import render_to_string
+    from django.utils.safestring import mark_safe
+
+    from registry.accounts.signed_in import NAV_TEMPLATE
+    from registry.accounts.signed_in import navigation as cached_navigation
+
+    request = context.get("request")
+    if request is None or not hasattr(request, "user"):  # a page rendered without one
+        return render_to_string(NAV_TEMPLATE, cast("dict[str, Any]", context.flatten()))
+    return mark_safe(cached_navigation(request, context.get("search_query") or ""))  # noqa: S308

@@ -1,0 +1,214 @@
+"""A signed-in request reads its account (user, roles, session hash, navigation) from
+the cache: no SQL of its own when nothing changed, and every change of what the
+navigation shows, or of what lets the session in, is seen by the next request."""
+
+import pytest
+from django.contrib.auth import SESSION_KEY
+from django.contrib.auth.models import Group
+from django.core.cache import caches
+from django.test import Client
+from lxml import html as lxml_html
+
+from registry.accounts.actions import role_grant, role_revoke, user_recognize, user_update_profile
+from registry.accounts.models import User
+from registry.accounts.roles import EXPERT, STAFF
+from registry.accounts.signed_in import QUIET_SECONDS, _key, account_of, forget_account
+
+PAGES = ["/", "/requests/review/", "/search/?q=isbn"]  # cached public pages
+ROLE = "//nav//*[@data-role]"
+WHO = "//nav//*[@id='who']"
+
+
+def nav(client, path="/"):
+    response = client.get(path)
+    assert response.status_code == 200
+    return lxml_html.fromstring(response.content).xpath("//nav[@aria-label='Main']")[0]
+
+
+def role_of(client):
+    found = nav(client).xpath(".//*[@data-role]")
+    return found[0].text_content() if found else None
+
+
+def signed_in(client, path="/"):
+    return not nav(client, path).xpath(".//a[@href='/accounts/login/']")
+
+
+@pytest.fixture
+def signed_in_client(client, registrant):
+    client.force_login(registrant)
+    return client
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_a_warm_signed_in_page_reads_nothing_of_its_own(
+        signed_in_client, path, django_assert_num_queries):
+    signed_in_client.get(path)
+    signed_in_client.get(path)
+    with django_assert_num_queries(1):  # the registry generation, as for anyone
+        tree = nav(signed_in_client, path)
+    assert tree.xpath(ROLE)[0].text_content() == "registrant"
+
+
+def test_a_page_that_is_not_cached_gets_the_cached_navigation_too(
+        signed_in_client, registrant, django_assert_max_num_queries):
+    signed_in_client.get("/requests/")
+    with django_assert_max_num_queries(3):
+        tree = nav(signed_in_client, "/requests/")
+    assert "registrant@example.org" in tree.xpath(".//*[@aria-labelledby='who']")[0].text_content()
+
+
+def test_the_cached_navigation_carries_this_requests_csrf_token(registrant):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(registrant)
+    client.get("/")
+    tree = nav(client)
+    token = tree.xpath(".//form[@action='/accounts/logout/']//input"
+                       "[@name='csrfmiddlewaretoken']")[0].get("value")
+    assert len(token) == 64
+    assert client.post("/accounts/logout/", {"csrfmiddlewaretoken": token}).status_code == 302
+    assert not signed_in(client)
+
+
+def test_the_search_text_is_escaped_into_the_cached_navigation(signed_in_client):
+    text = '"><script>alert(1)</script>'
+    response = signed_in_client.get("/search/", {"q": text})
+    assert b"<script>alert(1)" not in response.content
+    box = lxml_html.fromstring(response.content).xpath("//nav//input[@name='q']")[0]
+    assert box.get("value") == text
+    assert b"\x00" not in response.content
+
+
+@pytest.mark.parametrize("change, role", [
+    (lambda user: role_grant(user=user, role=EXPERT, reason="Appointed.", actor=None),
+     "designated expert"),
+    (lambda user: role_grant(user=user, role=STAFF, reason="Hired.", actor=None),
+     "IANA staff"),
+    (lambda user: user_recognize(user=user, reason="IESG decision.", actor=None),
+     "standards body"),
+    (lambda user: Group.objects.get(name=EXPERT).user_set.add(user), "designated expert"),
+], ids=["expert", "staff", "recognized", "added to the group"])
+def test_a_new_role_shows_at_the_next_request(signed_in_client, registrant, change, role):
+    assert role_of(signed_in_client) == "registrant"
+    change(registrant)
+    assert role_of(signed_in_client) == role
+
+
+def test_a_role_taken_away_shows_at_the_next_request(client, expert):
+    client.force_login(expert)
+    tree = nav(client)
+    assert tree.xpath(".//a[@href='/requests/dashboard/']")
+    role_revoke(user=expert, role=EXPERT, reason="Term ended.", actor=None)
+    tree = nav(client)
+    assert not tree.xpath(".//a[@href='/requests/dashboard/']")
+    assert tree.xpath(ROLE)[0].text_content() == "registrant"
+
+
+def test_a_group_cleared_or_deleted_shows_at_the_next_request(client, expert, second_expert):
+    other = Client()
+    client.force_login(expert)
+    other.force_login(second_expert)
+    assert role_of(client) == role_of(other) == "designated expert"
+    group = Group.objects.get(name=EXPERT)
+    group.user_set.clear()
+    assert role_of(client) == "registrant"
+    role_grant(user=second_expert, role=EXPERT, reason="Back.", actor=None)
+    assert role_of(other) == "designated expert"
+    group.delete()
+    assert role_of(other) == "registrant"
+
+
+def test_a_new_name_or_organisation_shows_at_the_next_request(signed_in_client, registrant):
+    assert "Ada" not in nav(signed_in_client).xpath(WHO)[0].text_content()
+    user_update_profile(user=registrant, changes={"first_name": "Ada", "last_name": "Byron",
+                                                  "organisation": "Analytical Engines"},
+                        reason="Married.", actor=None)
+    tree = nav(signed_in_client)
+    assert "Ada" in tree.xpath(WHO)[0].text_content()
+    assert "Analytical Engines" in tree.xpath(".//*[@aria-labelledby='who']")[0].text_content()
+
+
+def test_a_deactivated_account_is_signed_out_at_the_next_request(signed_in_client, registrant):
+    assert signed_in(signed_in_client)
+    user_update_profile(user=registrant, changes={"is_active": False}, reason="Left.",
+                        actor=None)
+    assert not signed_in(signed_in_client)
+    assert SESSION_KEY not in signed_in_client.session  # the session itself is gone
+    registrant.is_active = True
+    registrant.save()
+    assert not signed_in(signed_in_client)  # reactivation does not bring it back
+
+
+def test_a_new_password_signs_out_every_other_session(registrant):
+    registrant.set_password("first-password-1")
+    registrant.save()
+    mine, elsewhere = Client(), Client()
+    for browser in (mine, elsewhere):
+        assert browser.login(email="registrant@example.org", password="first-password-1")
+        assert signed_in(browser)
+    response = mine.post("/accounts/password/change/", {
+        "oldpassword": "first-password-1", "password1": "second-password-2",
+        "password2": "second-password-2"})
+    assert response.status_code == 302
+    assert signed_in(mine)  # the session that changed it follows the new hash
+    assert not signed_in(elsewhere)
+
+
+def test_a_password_set_outside_a_request_signs_everyone_out(signed_in_client, registrant):
+    assert signed_in(signed_in_client)
+    user = User.objects.get(pk=registrant.pk)
+    user.set_password("changed-elsewhere-3")
+    user.save()
+    assert not signed_in(signed_in_client)
+
+
+def test_the_cache_holds_no_password_and_a_cached_user_never_writes_one(registrant):
+    registrant.set_password("kept-password-4")
+    registrant.save()
+    caches["default"].clear()
+    account = account_of(registrant.pk)
+    entry = caches["default"].get(_key(registrant.pk))
+    assert "password" not in entry["columns"]
+    assert registrant.password not in repr(entry)
+    assert "password" in account.user.get_deferred_fields()
+    account.user.first_name = "Saved"
+    account.user.save()
+    fresh = User.objects.get(pk=registrant.pk)
+    assert fresh.first_name == "Saved" and fresh.check_password("kept-password-4")
+
+
+def test_a_change_keeps_the_account_out_of_the_cache_for_a_while(
+        registrant, django_assert_num_queries):
+    caches["default"].clear()
+    account_of(registrant.pk)
+    with django_assert_num_queries(0):
+        account_of(registrant.pk)
+    forget_account(registrant.pk)
+    # A request that read the row before the change committed cannot store it: the
+    # entry stays a tombstone for QUIET_SECONDS and the account is read each time.
+    assert caches["default"].get(_key(registrant.pk)) == "changed"
+    assert QUIET_SECONDS >= 30  # gunicorn's timeout: no request outlives it
+    for _ in range(2):
+        with django_assert_num_queries(2):  # the user and their groups
+            assert account_of(registrant.pk).user.pk == registrant.pk
+
+
+def test_an_inactive_or_unknown_account_is_not_cached(registrant):
+    assert account_of(10**9) is None
+    registrant.is_active = False
+    registrant.save()
+    assert account_of(registrant.pk) is None
+
+
+def test_the_anonymous_navigation_offers_log_in(client, db):
+    tree = nav(client)
+    assert tree.xpath(".//a[@href='/accounts/login/']")
+    assert not tree.xpath(".//input[@name='csrfmiddlewaretoken']")
+    assert "csrftoken" not in client.get("/").cookies
+
+
+def test_a_page_rendered_without_a_request_still_has_the_navigation(db):
+    from django.template.loader import render_to_string
+
+    tree = lxml_html.fromstring(render_to_string("404.html", {}))
+    assert tree.xpath("//nav[@aria-label='Main']//a[@href='/accounts/login/']")
