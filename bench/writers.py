@@ -523,14 +523,18 @@ def report(args, results: list[dict], problems: list[str], new_deadlocks: int, f
               f"| {r['post_p50']:.0f} / {r['post_p99']:.0f} | {len(r['errors'])} "
               f"| {r['cpu']:.0%} | {r['waits']} |")
     print()
-    print("CPU ms per submission, by part (from /proc: the machine's other processes excluded):")
+    print("CPU ms per submission, by part (from /proc: the machine's other processes "
+          "excluded); the cores this run had (CPU spent / time), and the submissions/s the "
+          f"machine's {os.cpu_count()} cores would allow at that cost if the run had them all:")
     print()
     roles = list(results[0]["spent"])
-    print("| clients | " + " | ".join(roles) + " | all |")
-    print("| --- | " + " | ".join("---" for _ in roles) + " | --- |")
+    print("| clients | " + " | ".join(roles) + " | all | cores used | ceiling /s |")
+    print("| --- | " + " | ".join("---" for _ in roles) + " | --- | --- | --- |")
     for r in results:
+        cost = sum(r["spent"].values())
         print(f"| {r['clients']} | " + " | ".join(f"{r['spent'][role]:.0f}" for role in roles)
-              + f" | {sum(r['spent'].values()):.0f} |")
+              + f" | {cost:.0f} | {cost * r['rate'] / 1000:.2f} "
+              f"| {(os.cpu_count() or 1) * 1000 / cost if cost else 0:.1f} |")
     print()
     errors = [e for r in results for e in r["errors"]]
     print(f"Errors: {len(errors)}" + (f" (first: {errors[:3]})" if errors else "")
