@@ -19,8 +19,9 @@ a new formal NID unique per run, client and iteration and "submit", and follow t
 redirect to the request's page. A submission counts when the POST answers 302 to the
 request page and that page answers 200; anything else (any non-2xx/3xx, any 5xx, a
 transport error) is an error. For each number of clients (--clients, default 1 then
-20) it runs for --duration seconds after a short warm-up, and reports submissions/s,
-p50/p99 of a whole submission (the three requests) and of the POST alone, errors, the
+20) it runs for --duration seconds after a warm-up (--warmup seconds, with at least as
+many clients as gunicorn has workers, so each has built its conflict index), and reports
+submissions/s, p50/p99 of a whole submission (the three requests) and of the POST alone, errors, the
 CPU the machine spent (from /proc/stat) and what the database backends waited on
 (pg_stat_activity sampled every 50 ms). At the end it checks in the database that
 every counted submission is there, in public review, with exactly its two event rows
@@ -303,14 +304,18 @@ def percentile(values: list[float], pct: float) -> float:
 
 
 def measure(port: int, sessions: list[tuple[str, str]], clients: int, duration: float,
-            warmup: float, run_tag: str, server: str, name: str, roles: dict[str, int]) -> dict:
-    """``clients`` registrants submitting for ``duration`` s (after ``warmup`` s)."""
+            warmup: float, run_tag: str, server: str, name: str, roles: dict[str, int],
+            workers: int) -> dict:
+    """``clients`` registrants submitting for ``duration`` s, after ``warmup`` s of at
+    least as many clients as gunicorn has workers (each worker's first submission builds
+    its conflict index: a worker's start, not the steady state measured)."""
     registrants = [Registrant(port, number, sessions[number], f"{run_tag}{clients}")
-                   for number in range(clients)]
+                   for number in range(max(clients, min(workers, len(sessions))))]
     lock = threading.Lock()
     warm = Tally()
     threads = [threading.Thread(target=r.work, args=(time.monotonic() + warmup, warm, lock))
                for r in registrants]
+    registrants = registrants[:clients]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -393,7 +398,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 20],
                         help="numbers of concurrent clients to measure, in turn (default 1 20)")
     parser.add_argument("--duration", type=float, default=10, help="seconds per measurement")
-    parser.add_argument("--warmup", type=float, default=2,
+    parser.add_argument("--warmup", type=float, default=3,
                         help="seconds of submissions before each measurement, not counted")
     parser.add_argument("--namespaces", type=int, default=1000)
     parser.add_argument("--versions", type=int, default=2)
@@ -460,6 +465,9 @@ def main() -> None:
                  "WARNING"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True))
         wait_for(port, scratch)
+        time.sleep(1)  # every worker forked
+        workers = len(subprocess.run(["pgrep", "-P", str(processes[0].pid)],
+                                     capture_output=True, text=True).stdout.split())
         before = deadlocks(args.server, name)
         run_tag = secrets.token_hex(2)
         for clients in args.clients:
@@ -467,7 +475,7 @@ def main() -> None:
             if args.celery == "worker":
                 roles["celery"] = processes[1].pid
             result = measure(port, sessions, clients, args.duration, args.warmup, run_tag,
-                             args.server, name, roles)
+                             args.server, name, roles, workers)
             results.append(result)
             print(f"  {clients} clients: {result['rate']:.1f} submissions/s, "
                   f"{len(result['errors'])} errors", flush=True)
@@ -476,8 +484,6 @@ def main() -> None:
         logged = (scratch / "gunicorn.log").read_text(errors="replace")
         failures = len(re.findall(r"Traceback|deadlock detected|WORKER TIMEOUT", logged))
         load = os.getloadavg()
-        workers = len(subprocess.run(["pgrep", "-P", str(processes[0].pid)],
-                                     capture_output=True, text=True).stdout.split())
     finally:
         for process in reversed(processes):
             os.killpg(process.pid, signal.SIGTERM)
