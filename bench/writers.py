@@ -21,12 +21,13 @@ request page and that page answers 200; anything else (any non-2xx/3xx, any 5xx,
 transport error) is an error. For each number of clients (--clients, default 1 then
 20) it runs for --duration seconds after a warm-up (--warmup seconds, with at least as
 many clients as gunicorn has workers, so each has built its conflict index), and reports
-submissions/s, p50/p99 of a whole submission (the three requests) and of the POST alone, errors, the
-CPU the machine spent (from /proc/stat) and what the database backends waited on
-(pg_stat_activity sampled every 50 ms). At the end it checks in the database that
-every counted submission is there, in public review, with exactly its two event rows
-(draft started, submitted) and its outbox mail, that no NID is there twice
-(case-insensitively), and reads pg_stat_database.deadlocks and the gunicorn log.
+submissions/s, p50/p99 of a whole submission (the three requests) and of the POST alone,
+errors, the CPU each part spent per submission (from /proc), the cores the run had, and
+what the database backends waited on (pg_stat_activity sampled every 50 ms). At the end
+it checks in the database that every counted submission is there, in public review,
+with exactly its two event rows (draft started, submitted) and its outbox mail, that no
+NID is there twice (case-insensitively), and reads pg_stat_database.deadlocks and the
+gunicorn log.
 
 Celery (--celery): ``worker`` (the default) runs one as production does (Procfile:
 ``celery -A registry.celery worker``), so every submission's mail and the export
