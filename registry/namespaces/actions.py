@@ -58,33 +58,38 @@ class NIDConflict(RegistryError):
     pass
 
 
-def registry_changed(*, real_change_at: dt.datetime | None = None) -> None:
+def registry_changed(*, real_change_at: dt.datetime | None = None, exports: bool = True) -> None:
     """Move the registry generation inside the caller's transaction: the cached
     public pages and exports of the old generation are never served again once
     the change commits, and stay current if it rolls back. Every writer of a
     row the public pages show calls this (the review's transitions too, for the
     public review list and a namespace's pending revision). ``real_change_at``:
-    given only by ``record_namespace_events``, for a change made in this registry."""
+    given only by ``record_namespace_events``, for a change made in this registry.
+    ``exports=False``: a change only the review's pages show (a submission, a comment),
+    which leaves the exports' generation, and so their files, as they are."""
     if not connection.in_atomic_block:
         raise RuntimeError("registry_changed() belongs inside the change's transaction.")
-    if not any(entry[1] is _queue_export_build for entry in connection.run_on_commit):
+    if exports and not any(entry[1] is _queue_export_build
+                           for entry in connection.run_on_commit):
         transaction.on_commit(_queue_export_build, robust=True)  # once per transaction
     if connection.vendor == "postgresql":
         # Moved at commit by a deferred trigger (migration 0011): the generation row is
         # locked for this transaction's commit only, so unrelated writers do not queue
         # on it for their whole transaction, and the move still commits with the change.
         with connection.cursor() as cursor:
-            cursor.execute(_BUMP_SQL, [real_change_at])
+            cursor.execute(_BUMP_SQL, [real_change_at, exports])
         return
     stamps = {"changed_at": timezone.now(),
               **({"real_change_at": real_change_at} if real_change_at else {})}
-    moved = RegistryGeneration.objects.filter(pk=1).update(number=F("number") + 1, **stamps)
+    moved = RegistryGeneration.objects.filter(pk=1).update(
+        number=F("number") + 1, exports_number=F("exports_number") + int(exports), **stamps)
     if not moved:
         RegistryGeneration.objects.get_or_create(
-            pk=1, defaults={"token": secrets.token_hex(8), "number": 1, **stamps})
+            pk=1, defaults={"token": secrets.token_hex(8), "number": 1, "exports_number": 1,
+                            **stamps})
 
 
-_BUMP_SQL = "INSERT INTO namespaces_generationbump (real_change_at) VALUES (%s)"
+_BUMP_SQL = "INSERT INTO namespaces_generationbump (real_change_at, exports) VALUES (%s, %s)"
 
 
 def _queue_export_build() -> None:

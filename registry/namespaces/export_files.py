@@ -1,5 +1,8 @@
 """The exports as files: one directory per registry generation under
-``EXPORT_ROOT``, built once, ahead of the requests, and streamed from disk.
+``EXPORT_ROOT``, built once, ahead of the requests, and streamed from disk. The
+generation here is the exports' own (``Generation.exports_key``): it moves with every
+change but those only the review's pages show, so a submission or a comment does not
+rebuild documents that did not change, and their validators stay the same.
 
 - **Spliced from the previous generation.** A build reads the ordered ``(pk,
   updated_at)`` of every namespace and copies each unchanged record's bytes (and each
@@ -124,12 +127,12 @@ def build_exports() -> Path:
                 # longer than the query itself (2.1 s instead of 4.4 s at 10,000).
                 cursor.execute("SET LOCAL jit = off")
         generation = current_generation()
-        target = root / generation.key
+        target = root / generation.exports_key
         if target.is_dir():
             return target
         for leftover in root.glob(_PARTIAL + "*"):  # a builder that died: nobody else builds
             shutil.rmtree(leftover, ignore_errors=True)
-        partial = root / f"{_PARTIAL}{generation.key}-{uuid.uuid4().hex}"
+        partial = root / f"{_PARTIAL}{generation.exports_key}-{uuid.uuid4().hex}"
         partial.mkdir()
         built = _built(generation)
         _write_documents(partial, built[-1][1] if built else None)
@@ -263,7 +266,7 @@ def _generation_number(name: str, token: str) -> int | None:
 
 def _built(generation: Generation) -> list[tuple[int, Path]]:
     """This database's built generations, oldest first."""
-    token = generation.key.rsplit("-", 1)[0]
+    token = generation.exports_key.rsplit("-", 1)[0]
     found = []
     with os.scandir(export_root()) as entries:
         for entry in entries:
@@ -295,9 +298,9 @@ class NotReady(Exception):
 def ready_directory(generation: Generation) -> Path:
     """The directory to serve a request that read ``generation``: its own, or a newer
     one (never an older one); built here if no one else is building."""
-    target = export_root() / generation.key
+    target = export_root() / generation.exports_key
     deadline = time.monotonic() + settings.EXPORT_WAIT_SECONDS
-    number = int(generation.key.rsplit("-", 1)[1])
+    number = int(generation.exports_key.rsplit("-", 1)[1])
     while True:
         if target.is_dir():
             return target
@@ -309,7 +312,7 @@ def ready_directory(generation: Generation) -> Path:
             if held:
                 return build_exports()
         if time.monotonic() > deadline:
-            raise NotReady(generation.key)
+            raise NotReady(generation.exports_key)
         time.sleep(0.02)
 
 

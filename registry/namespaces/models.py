@@ -322,6 +322,10 @@ class RegistryGeneration(models.Model):
 
     token = models.CharField(max_length=32)
     number = models.PositiveBigIntegerField(default=0)
+    # Moved with ``number`` by every change but those only the review's own pages show
+    # (``registry_changed(exports=False)``): the exports' files are named by it, so a
+    # submission or a comment does not make them built again unchanged.
+    exports_number = models.PositiveBigIntegerField(default=0)
     changed_at = models.DateTimeField()
     # The registry's last change made here (its newest NamespaceEvent that is not
     # mirrored from IANA's registry): the registry page's "Last registry change" and

@@ -75,7 +75,8 @@ _KEPT_HEADERS = ("Content-Type", "Content-Disposition")
 
 # RegistryGeneration's one row (its table name is Django's default for the model).
 _GENERATION_SQL = (
-    "SELECT token, number, changed_at, real_change_at FROM namespaces_registrygeneration "
+    "SELECT token, number, changed_at, real_change_at, exports_number "
+    "FROM namespaces_registrygeneration "
     "WHERE id = 1"
 )
 
@@ -85,6 +86,8 @@ class Generation:
     key: str
     changed_at: datetime | None
     real_change_at: datetime | None  # RegistryGeneration.real_change_at
+    # What the exports' files are named by: moved only by changes the exports show.
+    exports_key: str = "none-0"
 
 
 def current_generation(request: HttpRequest | None = None) -> Generation:
@@ -95,7 +98,8 @@ def current_generation(request: HttpRequest | None = None) -> Generation:
     with connection.cursor() as cursor:  # on every request: no ORM compilation
         cursor.execute(_GENERATION_SQL)
         row = cursor.fetchone()
-    generation = (Generation(f"{row[0]}-{row[1]}", _aware(row[2]), _aware(row[3])) if row
+    generation = (Generation(f"{row[0]}-{row[1]}", _aware(row[2]), _aware(row[3]),
+                             f"{row[0]}-{row[4]}") if row
                   else Generation("none-0", None, None))
     if request is not None:
         setattr(request, "_registry_generation", generation)  # noqa: B010

@@ -225,7 +225,9 @@ def request_transition(*, request: RegistrationRequest, transition: str, actor: 
     request.state = move.target
     request.last_activity_at = now
     request.save_with_event()
-    registry_changed()  # the public review list and the namespace's pending revision
+    # The public review list and the namespace's pending revision; not the exports (a
+    # registration moved them already, in _register).
+    registry_changed(exports=False)
     _queue_event_mails(event, workflow.told_about(request, move))
     return request
 
@@ -318,7 +320,7 @@ def request_comment(*, request: RegistrationRequest, actor: User, body: str,
     request.last_activity_at = timezone.now()
     request.save(update_fields=["last_activity_at", "updated_at"])
     if audience == Comment.Audience.PUBLIC:
-        registry_changed()  # the public review page shows the discussion
+        registry_changed(exports=False)  # the public review page shows the discussion
     _queue_comment_mails(comment, request)
     return comment
 
@@ -536,7 +538,7 @@ def _receive(parsed: ParsedMail, raw: bytes, source: str) -> InboundMessage:
     request.last_activity_at = timezone.now()
     request.save(update_fields=["last_activity_at", "updated_at"])
     if audience == Comment.Audience.PUBLIC:
-        registry_changed()  # the public review page shows the discussion
+        registry_changed(exports=False)  # the public review page shows the discussion
     record = _record(parsed, raw, source, Outcome.PLACED, "", request=request, comment=comment,
                      verified_sender=sender)
     _queue_comment_mails(comment, request)
@@ -674,7 +676,7 @@ def inbound_message_attach(*, message: InboundMessage, request: RegistrationRequ
     request.last_activity_at = timezone.now()
     request.save(update_fields=["last_activity_at", "updated_at"])
     if audience == Comment.Audience.PUBLIC:
-        registry_changed()
+        registry_changed(exports=False)  # the public review page shows the discussion
     return InboundPlacement.objects.create(message=message, request=request, comment=comment,
                                            actor=actor)
 

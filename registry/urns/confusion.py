@@ -11,7 +11,10 @@ with (registered NIDs, NIDs proposed in open requests, URI scheme names,
 country codes and names, well-known identifier systems, and the organisations
 behind the NIDs) into hash indexes keyed by normalised forms, so that the
 warnings for one NID cost a few dictionary look-ups and one vectorised
-edit-distance scan (rapidfuzz), whatever the size of the registry.
+edit-distance scan (rapidfuzz), whatever the size of the registry. The open
+requests change with every submission, the registry seldom: ``set_requested``
+indexes only the requests that came or went, so a submission costs the index
+what it changed, not a rebuild of the whole registry's entries.
 
 No Django import: the web app builds the index from the database
 (``registry/namespaces/advice.py``); the tests and ``bench/confusion.py``
@@ -21,9 +24,10 @@ build it from plain lists.
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from rapidfuzz import process
@@ -196,22 +200,39 @@ class _Lookup:
     # Distinct flat NIDs by length, for the edit-distance scan of nearby lengths only.
     flats_by_length: dict[int, list[str]] = field(default_factory=lambda: defaultdict(list))
 
-    def add(self, holder: Holder) -> None:
+    def _entries(self, holder: Holder) -> Iterator[tuple[dict[str, list[Holder]], str]]:
+        """Each (index, key) ``holder`` is filed under (by_flat apart)."""
         key = nid_key(holder.nid)
-        f = flat(holder.nid)
-        self.by_key[key].append(holder)
-        if f not in self.by_flat:
-            self.flats_by_length[len(f)].append(f)
-        self.by_flat[f].append(holder)
-        self.by_skeleton[skeleton(holder.nid)].append(holder)
-        self.by_singular[singular(skeleton(holder.nid))].append(holder)
+        yield self.by_key, key
+        yield self.by_skeleton, skeleton(holder.nid)
+        yield self.by_singular, singular(skeleton(holder.nid))
         parts = key.split("-")
         for i in range(1, len(parts)):
             for affix in ("-".join(parts[:i]), "-".join(parts[i:])):
                 if len(affix) >= 3:
-                    self.by_affix[affix].append(holder)
+                    yield self.by_affix, affix
         for org in organisation_keys(holder.organisation):
-            self.by_organisation[org].append(holder)
+            yield self.by_organisation, org
+
+    def add(self, holder: Holder) -> None:
+        f = flat(holder.nid)
+        if f not in self.by_flat:
+            self.flats_by_length[len(f)].append(f)
+        self.by_flat[f].append(holder)
+        for index, key in self._entries(holder):
+            index[key].append(holder)
+
+    def remove(self, holder: Holder) -> None:
+        """Undo ``add(holder)``; a key left with no holder is dropped."""
+        f = flat(holder.nid)
+        for index, key in [(self.by_flat, f), *self._entries(holder)]:
+            holders = index.get(key)
+            if holders is not None and holder in holders:
+                holders.remove(holder)
+                if not holders:
+                    del index[key]
+        if f not in self.by_flat and f in self.flats_by_length.get(len(f), ()):
+            self.flats_by_length[len(f)].remove(f)
 
 
 class ConfusionIndex:
@@ -228,17 +249,31 @@ class ConfusionIndex:
         identifier_systems: dict[str, str] | None = None,
     ) -> None:
         self._holders = _Lookup()
+        # set_requested changes the index in place: a lookup never sees it half done.
+        self._lock = threading.RLock()
+        self._requested: dict[Holder, None] = {}
         for holder in registered:
             self._holders.add(holder)
-        for holder in requested:
-            self._holders.add(Holder(holder.nid, holder.link, holder.organisation, True,
-                                     holder.ref))
+        self.set_requested(requested)
         self.uri_schemes = {nid_key(s): s for s in uri_schemes}
         self.uri_schemes_flat = {flat(s): s for s in uri_schemes}
         self.country_codes = {nid_key(c): c for c in country_codes}
         self.country_names = {_NON_ALNUM.sub("", nid_key(n)): n for n in country_names}
         self.identifier_systems = dict(
             IDENTIFIER_SYSTEMS if identifier_systems is None else identifier_systems)
+
+    def set_requested(self, requested: Iterable[Holder]) -> None:
+        """Make the open requests' NIDs exactly ``requested``, indexing only those
+        that came and unindexing those that went (a request whose NID or organisation
+        changed is both)."""
+        wanted = dict.fromkeys(Holder(h.nid, h.link, h.organisation, True, h.ref)
+                               for h in requested)
+        with self._lock:
+            for holder in [h for h in self._requested if h not in wanted]:
+                self._holders.remove(holder)
+            for holder in [h for h in wanted if h not in self._requested]:
+                self._holders.add(holder)
+            self._requested = wanted
 
     # -- the checks --------------------------------------------------------
 
@@ -250,11 +285,12 @@ class ConfusionIndex:
         if not isinstance(nid, str) or not nid or len(nid) > 64:
             return []
         excluded = frozenset(exclude)
-        out = self._near_duplicates(nid, excluded)
-        out += self._uri_scheme(nid)
-        out += self._country(nid)
-        out += self._identifier_systems(nid, {w.matched for w in out})
-        out += self._same_organisation(nid, organisation, excluded)
+        with self._lock:
+            out = self._near_duplicates(nid, excluded)
+            out += self._uri_scheme(nid)
+            out += self._country(nid)
+            out += self._identifier_systems(nid, {w.matched for w in out})
+            out += self._same_organisation(nid, organisation, excluded)
         return out
 
     def _near_duplicates(self, nid: str, excluded: frozenset[str]) -> list[Problem]:

@@ -51,7 +51,7 @@ def test_every_export_is_streamed_from_its_file(client, registry):
         response = client.get(f"/{name}")
         assert response.status_code == 200 and response.streaming, name
         assert response["Content-Type"] == export.content_type
-        directory = export_files.export_root() / current_generation().key
+        directory = export_files.export_root() / current_generation().exports_key
         assert response.getvalue() == (directory / name).read_bytes()
         assert gzip.decompress((directory / f"{name}.gz").read_bytes()) == (
             directory / name).read_bytes()
@@ -100,7 +100,7 @@ def test_only_the_newest_two_generations_are_kept(client, registry, staff):
     keys = []
     for nid in ("one", "two", "three"):
         register(nid, staff)
-        keys.append(current_generation().key)
+        keys.append(current_generation().exports_key)
         assert client.get("/registry.xml").status_code == 200
     assert built_generations() == sorted(keys[-2:])
 
@@ -130,7 +130,7 @@ def test_a_request_is_served_a_newer_generation_never_an_older_one(registry, sta
 
 def test_the_commit_builds_the_exports_before_anyone_asks(transactional_db, staff):
     register("first", staff)
-    key = current_generation().key
+    key = current_generation().exports_key
     assert built_generations()[-1] == key
     text = (export_files.export_root() / key / "registry.csv").read_text()
     assert ",first," in text
@@ -180,7 +180,7 @@ def test_the_command_builds_the_current_generation(registry):
     from django.core.management import call_command
 
     call_command("build_exports", stdout=io.StringIO())
-    assert built_generations() == [current_generation().key]
+    assert built_generations() == [current_generation().exports_key]
     assert ExportFragment.objects.count() == Namespace.objects.count()
 
 
@@ -192,3 +192,28 @@ def test_one_build_is_queued_per_transaction(db, staff):
         register("second", staff)
     # The test's own transaction is still open: the callbacks waiting for its commit.
     assert [entry[1] for entry in connection.run_on_commit].count(_queue_export_build) == 1
+
+
+def test_a_submission_leaves_the_exports_as_they_are(transactional_db, client, registrant,
+                                                     staff, expert, monkeypatch):
+    """The review's own changes move the pages' generation, not the exports': no build is
+    queued, the same files are served with the same validators; a registration moves
+    both, with one build queued at its commit."""
+    from registry.namespaces import actions as namespace_actions
+    from tests.factories import approve, make_request
+
+    register("first", staff)
+    first = client.get("/registry.csv")
+    pages, exports_key = current_generation().key, current_generation().exports_key
+    built = built_generations()
+    queued: list[bool] = []
+    monkeypatch.setattr(namespace_actions, "_queue_export_build", lambda: queued.append(True))
+    request = make_request(registrant, nid="quietnid")
+    assert queued == []
+    assert current_generation().key != pages and current_generation().exports_key == exports_key
+    assert client.get("/registry.csv", HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 304
+    assert built_generations() == built and built[-1] == exports_key
+    approve(request, expert, staff, register=True)
+    assert queued == [True]
+    assert current_generation().exports_key != exports_key
+    assert b",quietnid," in client.get("/registry.csv").getvalue()

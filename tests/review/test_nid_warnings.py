@@ -9,6 +9,7 @@ from django.urls import reverse
 from registry.namespaces.actions import namespace_register
 from registry.namespaces.advice import confusion_index, nid_warnings
 from registry.namespaces.models import Namespace, Person
+from registry.review import actions
 from registry.urns.confusion import SAME_ORGANISATION
 from tests.factories import complete_values, make_request
 from tests.html import find, links, one, page, text
@@ -51,6 +52,19 @@ def test_the_index_follows_the_registry(client, staff, db):
     data = client.get("/api/nid-check", {"nid": "newnids"}).json()
     assert [w["code"] for w in data["warnings"]] == ["plural"]
     assert confusion_index() is confusion_index()  # unchanged registry: the same index
+
+
+def test_the_index_follows_the_open_requests_in_place(registrant, xmpp):
+    """A submission changes only the open requests: the index of the registry is kept
+    and the request is added to it; a request that closes leaves it."""
+    index = confusion_index()
+    assert nid_warnings("racenid") == []
+    request = make_request(registrant, nid="racenid")
+    assert confusion_index() is index
+    assert [w.code for w in nid_warnings("racenids")] == ["plural"]
+    actions.request_transition(request=request, transition="withdraw", actor=registrant)
+    assert confusion_index() is index
+    assert nid_warnings("racenids") == []
 
 
 def test_request_page_lists_the_warnings_accessibly(client, registrant, expert, xmpp):

@@ -11,6 +11,7 @@ from registry.urns import advise_formal_nid
 from registry.urns.confusion import (
     ConfusionIndex,
     Holder,
+    flat,
     max_distance,
     organisation_keys,
     singular,
@@ -183,3 +184,40 @@ def test_short_form_compares_only_with_what_it_is_given():
     assert [w.code for w in advise_formal_nid("HTTP", uri_schemes=["http"])] == ["uri_scheme"]
     assert advise_formal_nid("orcid") == []
 
+
+
+# Open requests come and go with every submission: set_requested indexes only the
+# difference. Each row: the open requests before and after; the index updated in place
+# must warn exactly as one built afresh from the requests after, for every NID of the
+# table above and the requests' own.
+MORE = Holder("open-archives", "/requests/3/", "Archive Forum Ltd.", True, "request:3")
+RENAMED = Holder("exlibris", "/requests/1/", "Example Archive Foundation", True, "request:1")
+MOVED = Holder("exlib", "/requests/1/", "Another Foundation", True, "request:1")
+REQUESTS_CHANGE = [
+    ("a request comes", REQ, [*REQ, MORE]),
+    ("a request goes", [*REQ, MORE], REQ[1:]),
+    ("every request goes", REQ, []),
+    ("a request's NID changes", REQ, [RENAMED, REQ[1]]),
+    ("a request's organisation changes", REQ, [MOVED, REQ[1]]),
+    ("the same NID in two requests, one goes", [*REQ, Holder("exlib", "/requests/4/", "",
+                                                             True, "request:4")], REQ),
+]
+
+
+@pytest.mark.parametrize(("case", "before", "after"), REQUESTS_CHANGE)
+def test_open_requests_updated_in_place_warn_as_an_index_built_afresh(case, before, after):
+    def built(requested):
+        return ConfusionIndex(registered=REG, requested=requested, uri_schemes=["http"],
+                              country_codes=["fr", "fra"], country_names=["France"])
+
+    updated, fresh = built(before), built(after)
+    updated.set_requested(after)
+    nids = {nid for nid, _, _ in WARNINGS} | {h.nid for h in [*before, *after, MORE]}
+    for nid in sorted(nids):
+        for organisation in ("", "Example Archive Foundation", "Archive Forum Ltd."):
+            assert (updated.warnings(nid, organisation=organisation)
+                    == fresh.warnings(nid, organisation=organisation)), (case, nid)
+    # Nothing of a request that went is left behind to be scanned.
+    gone = {flat(h.nid) for h in before} - {flat(h.nid) for h in [*after, *REG]}
+    assert not gone & {f for flats in updated._holders.flats_by_length.values() for f in flats}
+    assert all(updated._holders.by_key.values())

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('namespaces', '0014_event_kinds_of_privacy_and_profiles'),
+        ('namespaces', '0015_exports_generation'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
