@@ -24,12 +24,14 @@ PUBLIC_PAGES = [
 # Every page and API response makes at most 5.
 COLD_LIMIT = 5
 # The whole-registry exports are files built once per generation, by a worker right after
-# the commit (here by the first request): the generation twice (the request's, then the
-# build's snapshot), metadata, experts (the expert accounts too when IANA's list of a
-# sub-registry is empty), the last change, people, then per sub-registry its rows with
-# their fragments, the stale rows, and the fragments written: never a query per row.
+# the commit (here by the first request): the generation (the request's, the build's
+# snapshot, the frame's last change), metadata, experts (the expert accounts too when
+# IANA's list of a sub-registry is empty), people, then per sub-registry and chunk of
+# 2,000 records: the (id, stamp) pairs in order, the stored fragments of the records the
+# previous generation's files do not have, the stale rows, and the fragments written:
+# never a query per row.
 EXPORT_PATHS = {f"/{name}" for name in EXPORTS}
-EXPORT_BUILD_LIMIT = 15
+EXPORT_BUILD_LIMIT = 17
 PRIVATE_PAGES = [
     ("registrant", "/requests/"),
     ("expert", "/requests/dashboard/"),
