@@ -23,6 +23,7 @@ that fails it is walked character by character, to say where and why.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import NamedTuple
 
 # RFC 3986: pchar = unreserved / pct-encoded / sub-delims / ":" / "@"
@@ -52,6 +53,11 @@ _BAD_PCT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _PCT = re.compile(r"%[0-9a-fA-F]{2}")
 _plain_run = re.compile(f"[{_PCHAR_SET}]*").match
 _ldh_run = re.compile("[A-Za-z0-9-]*").match
+
+
+def _run_end(run: Callable[[str, int], re.Match[str] | None], text: str, i: int) -> int:
+    m = run(text, i)  # a run of "*" always matches, if only the empty text
+    return m.end() if m else i
 
 
 class URNSyntaxError(ValueError):
@@ -162,7 +168,7 @@ def _scan(text: str, i: int, extra: str, what: str, *, first: bool, q_ends: bool
     start = i
     n = len(text)
     while i < n:
-        i = _plain_run(text, i).end()  # the pchar other than "%", at C speed
+        i = _run_end(_plain_run, text, i)  # the pchar other than "%", at C speed
         if i == n:
             break
         ch = text[i]
@@ -211,7 +217,7 @@ def _walk(text: str) -> None:
                 break
         raise URNSyntaxError('a URN starts with "urn:"', min(k, n), text)
     # NID
-    i = _ldh_run(text, 4).end()
+    i = _run_end(_ldh_run, text, 4)
     if i - 4 > 32:
         raise URNSyntaxError("the NID is longer than 32 characters (section 2)", 4 + 32, text)
     if i < n and text[i] != ":":
