@@ -36,6 +36,7 @@ MAX_GRAMMAR_CHARS = 10_000
 MAX_NFA_STATES = 20_000
 MAX_REPEAT = 1000  # RE2's own limit on {m,n}
 MAX_DFA_STATES = 4096  # per grammar: the lazily built DFA of the diagnosis
+WALK_FIRST = 24  # characters: up to this, the DFA walk takes no longer than a call of RE2
 
 # The characters an NSS can hold (RFC 8141 section 2: pchar and "/", and "%" of a
 # percent-encoding); a grammar's sets are cut to these, since nothing else reaches it.
@@ -480,6 +481,7 @@ class Mismatch(NamedTuple):
     expected: frozenset[int]
 
 
+_new = tuple.__new__  # a named tuple from its fields in one C call
 _ANCHOR_BOTH = re2._Anchor.ANCHOR_BOTH
 _NULL_SPAN = re2._NULL_SPAN
 _RE2_OPTIONS = re2.Options()
@@ -526,6 +528,13 @@ class Grammar:
     def matches(self, text: str) -> bool:
         """Whether the whole text fits (linear time)."""
         return bool(self.fullmatch(text))
+
+    def diagnose(self, text: str) -> Mismatch | None:
+        """``mismatch(text)``, the quickest way: the verdict first, unless it is RE2's
+        and the text short, where the walk alone costs about what one call of RE2 does."""
+        if self.backtrack_conflict is not None and len(text) <= WALK_FIRST:
+            return self.mismatch(text)
+        return None if self.fullmatch(text) else self.mismatch(text)
 
     def mismatch(self, text: str) -> Mismatch | None:
         """Where ``text`` leaves the grammar, or None if it matches. Linear in the text:
@@ -595,7 +604,7 @@ class Grammar:
             # the first rule, the whole NSS, is the one not met.
             known = self._expected[current] = (tuple(rules) or (self._top,),
                                                frozenset(expected))
-        return Mismatch(offset, *known)
+        return _new(Mismatch, (offset, *known))
 
 
 def compile_syntax(kind: str, text: str) -> Grammar:

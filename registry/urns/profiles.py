@@ -35,6 +35,7 @@ from registry.urns.grammar import (
     MAX_DFA_STATES,
     Grammar,
     GrammarError,
+    Mismatch,
     compile_syntax,
     describe_chars,
 )
@@ -63,6 +64,9 @@ class NSSError(NamedTuple):
     def as_dict(self, *, base: int = 0) -> dict[str, Any]:
         return {"rule": self.rule, "offset": base + self.offset, "message": self.message,
                 "cite": self.cite}
+
+
+_new = tuple.__new__  # a named tuple from its fields in one C call
 
 
 # --- validators: check digits the registered namespaces use ------------------
@@ -312,8 +316,8 @@ class Profile:
     def check_nss(self, nss: str) -> list[NSSError]:
         """What is wrong with ``nss`` by this profile ([] when it fits). The verdict
         comes first; only an NSS the syntax refuses is walked to say where and why."""
-        if self._fullmatch is not None and not self._fullmatch(nss):
-            return [self._syntax_error(nss)]
+        if self.grammar is not None and (miss := self.grammar.diagnose(nss)) is not None:
+            return [self._syntax_error(nss, miss)]
         errors = []
         for name, cite in self.validators:
             problem = VALIDATORS[name][1](nss)
@@ -321,11 +325,7 @@ class Profile:
                 errors.append(NSSError(name, max(len(nss) - 1, 0), problem, cite))
         return errors
 
-    def _syntax_error(self, nss: str) -> NSSError:
-        assert self.grammar is not None
-        miss = self.grammar.mismatch(nss)
-        if miss is None:  # the matchers disagree (tests/urns/test_deterministic.py: never)
-            return NSSError("nss", 0, "the NSS does not fit the syntax", self.syntax_cite)
+    def _syntax_error(self, nss: str, miss: Mismatch) -> NSSError:
         offset = miss.offset
         inside = offset < len(nss)
         key = (miss.rules, miss.expected, inside)
@@ -337,7 +337,7 @@ class Profile:
         rule, tail = known
         what = f"character {offset + 1} ({nss[offset]!r})" if inside else \
             "the NSS ends too early:"
-        return NSSError(rule, offset, f"{what} {tail}", self.syntax_cite)
+        return _new(NSSError, (rule, offset, f"{what} {tail}", self.syntax_cite))
 
     def _message_parts(self, rules: tuple[str, ...], expected_codes: frozenset[int],
                        inside: bool) -> tuple[str, str]:

@@ -117,9 +117,10 @@ def _normal(nid: str, nss: str) -> str:
 
 def parse(text: str) -> URN:
     """Parse ``text`` as a URN (section 2), or raise :class:`URNSyntaxError`."""
-    if not isinstance(text, str):
-        raise URNSyntaxError(f"a URN is text, not {type(text).__name__}", 0)
-    m = _fullmatch(text)
+    try:
+        m = _fullmatch(text)
+    except TypeError:  # not text (cheaper to catch than to test each time)
+        raise URNSyntaxError(f"a URN is text, not {type(text).__name__}", 0) from None
     if m is None or ("%" in text and _BAD_PCT.search(text)):
         raise _diagnose(text)
     return _new(URN, m.groups())
