@@ -189,3 +189,13 @@ def test_re_takes_linear_time_on_inputs_built_from_the_patterns_literals(name, k
 def test_the_timing_catches_a_backtracking_pattern():
     quadratic = re.compile(r"[a-z]*[a-z]*0").fullmatch  # retries every split at the end
     assert doubling_ratio(quadratic, "ab", "[", size=1_000) > THRESHOLD
+
+
+def test_factoring_a_hostile_grammar_stays_bounded():
+    """Options that agree on twelve characters of two kinds would factor into 2^12
+    branches: the factoring gives up within its budget and leaves the grammar to RE2."""
+    start = time.perf_counter()
+    grammar = compile_syntax("regex", "(?:(?:a|b){12}c|(?:a|bb)+d|[ab]{11}e)")
+    assert grammar.backtrack_conflict is not None
+    assert time.perf_counter() - start < 5
+    assert grammar.fullmatch("ab" * 6 + "c") and not grammar.fullmatch("ab" * 6 + "e")
