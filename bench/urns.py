@@ -2,15 +2,18 @@
 
     .venv/bin/python bench/urns.py [--count 20000] [--repeat 7]
 
-Also times the check with namespace profiles (fixtures/profiles.json): parse, the
-NSS against its namespace's syntax and check digits, and the namespace's normal
-form, on the same set; and that check on ever longer NSSs, to show it is linear.
+Also times the check with namespace profiles (fixtures/profiles.json) on the same
+set: parse, the NSS against its namespace's syntax and check digits, and the
+namespace's normal form; once with the verdict alone (``nss_ok``) and once with
+the errors of each NSS its profile refuses (``check_nss``, what /api/check
+answers); and both on ever longer NSSs, to show they are linear.
 
 Builds a deterministic mixed set of URNs (plain, percent-encoded, with r/q/f
 components, upper-case scheme and NID, and ~5% invalid), then times
 parse()+normalize() over the whole set, best and median of --repeat runs,
 in one process and on one core. urnparse is timed on the same set in the same
-run, so the ratio is meaningful even on a noisy machine.
+run, in turn with the others (one round: each function once), and each ratio is
+the median of the rounds' ratios, so it is meaningful even on a noisy machine.
 """
 
 from __future__ import annotations
@@ -81,8 +84,28 @@ PROFILES = _profiles()
 
 
 def with_profiles(urns: list[str]) -> int:
-    """What /api/check adds per URN: nss_valid (and the errors) and the namespace's
-    normal form, with the profile already compiled (it is, per process)."""
+    """Parse, the verdict of the NSS's profile (``nss_ok``: its syntax and check digits)
+    and the namespace's normal form, with the profile already compiled (it is, per
+    process): what deciding ``nss_valid`` and ``namespace_normal_form`` costs."""
+    ok = 0
+    for text in urns:
+        try:
+            urn = parse(text)
+        except URNSyntaxError:
+            continue
+        profile = PROFILES.get(urn.nid.lower())
+        if profile is None:
+            urn.normal_form()
+            continue
+        if profile.nss_ok(urn.nss):
+            ok += 1
+        profile.normal_form(urn)
+    return ok
+
+
+def with_diagnosis(urns: list[str]) -> int:
+    """As ``with_profiles``, with ``check_nss``: for an NSS its profile refuses, the
+    errors too (the rule, the character, what was expected), as /api/check answers."""
     ok = 0
     for text in urns:
         try:
@@ -99,18 +122,22 @@ def with_profiles(urns: list[str]) -> int:
     return ok
 
 
-def linearity() -> list[tuple[int, float]]:
+def linearity() -> list[tuple[int, float, float]]:
     """Microseconds per check of one NBN URN whose NSS is n characters long, valid and
-    invalid at its last character (the slow, diagnosing path)."""
+    invalid at its last character: the verdict (``nss_ok``), and with the errors
+    (``check_nss``, which walks an invalid NSS to its first bad character)."""
     profile = PROFILES["nbn"]
     rows = []
     for n in (100, 1_000, 10_000, 100_000):
         nss = "fi-" + "a" * n
-        start = time.perf_counter()
-        for _ in range(5):
-            profile.check_nss(nss)
-            profile.check_nss(nss + "[")
-        rows.append((n, (time.perf_counter() - start) / 10 * 1e6))
+        times = []
+        for check in (profile.nss_ok, profile.check_nss):
+            start = time.perf_counter()
+            for _ in range(5):
+                check(nss)
+                check(nss + "[")
+            times.append((time.perf_counter() - start) / 10 * 1e6)
+        rows.append((n, times[0], times[1]))
     return rows
 
 
@@ -128,14 +155,26 @@ def theirs(urns: list[str]) -> int:
     return ok
 
 
-def timed(fn, urns: list[str], repeat: int) -> tuple[float, float, int]:
-    rates = []
-    ok = 0
+RUNS = (
+    ("registry.urns  parse+normalize", ours),
+    ("urnparse       from_string+str", theirs),
+    ("with profiles  parse+nss verdict+namespace normal form", with_profiles),
+    ("with diagnosis parse+nss errors+namespace normal form", with_diagnosis),
+)
+
+
+def rounds(urns: list[str], repeat: int) -> dict[str, tuple[list[float], int]]:
+    """Each function once per round, ``repeat`` rounds: on a shared machine whose load
+    moves, the functions of one round see the same load, so a round's ratios hold
+    even when its rates do not."""
+    results: dict[str, tuple[list[float], int]] = {label: ([], 0) for label, _ in RUNS}
     for _ in range(repeat):
-        start = time.perf_counter()
-        ok = fn(urns)
-        rates.append(len(urns) / (time.perf_counter() - start))
-    return max(rates), statistics.median(rates), ok
+        for label, fn in RUNS:
+            start = time.perf_counter()
+            ok = fn(urns)
+            results[label][0].append(len(urns) / (time.perf_counter() - start))
+            results[label] = (results[label][0], ok)
+    return results
 
 
 def main() -> None:
@@ -144,24 +183,28 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
     urns = make_urns(args.count)
-    best, median, ok = timed(ours, urns, args.repeat)
-    print(f"registry.urns  parse+normalize: median {median:>10,.0f} URNs/s  "
-          f"best {best:>10,.0f}  ({ok} of {len(urns)} valid)")
     try:
-        tbest, tmedian, tok = timed(theirs, urns, args.repeat)
+        import urnparse  # noqa: F401
     except ImportError:
         print("urnparse is not installed (python3 dev.py test --version installs it)")
         return
-    print(f"urnparse       from_string+str: median {tmedian:>10,.0f} URNs/s  "
-          f"best {tbest:>10,.0f}  ({tok} of {len(urns)} accepted)")
-    print(f"ratio (median): registry.urns is {median / tmedian:.1f}x urnparse")
-    pbest, pmedian, pok = timed(with_profiles, urns, args.repeat)
-    print(f"with profiles  parse+nss check+namespace normal form: median {pmedian:>10,.0f} "
-          f"URNs/s  best {pbest:>10,.0f}  ({pok} valid by their profile)")
-    print(f"ratio (median): the profile check is {pmedian / tmedian:.1f}x urnparse")
-    for n, micros in linearity():
-        print(f"  NSS of {n:>7,} characters: {micros:>10,.0f} us per check "
-              f"({micros / n * 1000:,.0f} ns a character)")
+    results = rounds(urns, args.repeat)
+    theirs_rates = results[RUNS[1][0]][0]
+    for label, _ in RUNS:
+        rates, ok = results[label]
+        what = "accepted" if label.startswith("urnparse") else (
+            "valid" if label.startswith("registry") else "valid by their profile")
+        print(f"{label}: median {statistics.median(rates):>10,.0f} URNs/s  "
+              f"best {max(rates):>10,.0f}  ({ok} of {len(urns)} {what})")
+        if not label.startswith("urnparse"):
+            ratios = [mine / other for mine, other in zip(rates, theirs_rates, strict=True)]
+            print(f"    {statistics.median(ratios):.1f}x urnparse (median of the {args.repeat} "
+                  f"rounds' ratios; {min(ratios):.1f}x to {max(ratios):.1f}x)")
+    print("linearity (one NBN URN, valid and invalid at its last character):")
+    for n, verdict, diagnosis in linearity():
+        print(f"  NSS of {n:>7,} characters: verdict {verdict:>8,.0f} us "
+              f"({verdict / n * 1000:,.0f} ns a character), with errors {diagnosis:>8,.0f} us "
+              f"({diagnosis / n * 1000:,.0f} ns a character)")
 
 
 if __name__ == "__main__":

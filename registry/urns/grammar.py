@@ -22,17 +22,21 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
 from re import _constants as sre_constants  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import re2
+
+from registry.urns.deterministic import conflict, left_factor, python_pattern, simplify
+from registry.urns.grammar_tree import Alt, Chars, Node, Ref, Repeat, Rule, Seq
 
 MAX_GRAMMAR_CHARS = 10_000
 MAX_NFA_STATES = 20_000
 MAX_REPEAT = 1000  # RE2's own limit on {m,n}
 MAX_DFA_STATES = 4096  # per grammar: the lazily built DFA of the diagnosis
+WALK_FIRST = 24  # characters: up to this, the DFA walk takes no longer than a call of RE2
 
 # The characters an NSS can hold (RFC 8141 section 2: pchar and "/", and "%" of a
 # percent-encoding); a grammar's sets are cut to these, since nothing else reaches it.
@@ -46,49 +50,6 @@ class GrammarError(ValueError):
     def __init__(self, message: str, offset: int = 0) -> None:
         super().__init__(message)
         self.offset = offset
-
-
-# --- the tree ---------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Chars:
-    codes: frozenset[int]
-
-
-@dataclass(frozen=True, slots=True)
-class Seq:
-    items: tuple[Node, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Alt:
-    options: tuple[Node, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Repeat:
-    low: int
-    high: int | None  # None: no upper bound
-    item: Node
-
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    """A named rule, kept so that a mismatch can name the rule it happened in."""
-
-    name: str
-    item: Node
-
-
-@dataclass(frozen=True, slots=True)
-class Ref:
-    """A rule named in ABNF, before it is resolved."""
-
-    name: str
-
-
-Node = Chars | Seq | Alt | Repeat | Rule | Ref
 
 
 def _case_insensitive(ch: str) -> frozenset[int]:
@@ -514,13 +475,13 @@ class _Nfa:
         return seen
 
 
-@dataclass(frozen=True, slots=True)
-class Mismatch:
+class Mismatch(NamedTuple):
     offset: int            # the first character no path takes (len(text): it ended early)
     rules: tuple[str, ...]  # the rules being matched there
     expected: frozenset[int]
 
 
+_new = tuple.__new__  # a named tuple from its fields in one C call
 _ANCHOR_BOTH = re2._Anchor.ANCHOR_BOTH
 _NULL_SPAN = re2._NULL_SPAN
 _RE2_OPTIONS = re2.Options()
@@ -528,7 +489,12 @@ _RE2_OPTIONS.log_errors = False  # a refused grammar is the registrant's message
 
 
 class Grammar:
-    """A compiled NSS syntax: ``matches()`` (RE2, linear) and ``mismatch()``."""
+    """A compiled NSS syntax: ``matches()`` (linear time) and ``mismatch()``.
+
+    ``fullmatch(text)`` is the verdict alone, truthy when the whole text fits: Python's
+    ``re`` when the grammar is LL(1) (deterministic.py proves ``re`` linear on those, and
+    a call costs a fraction of RE2's), RE2 otherwise. ``backtrack_conflict`` says why
+    RE2 was chosen (None when ``re`` is used)."""
 
     def __init__(self, node: Node) -> None:
         self._top = node.name if isinstance(node, Rule) else "nss"
@@ -542,26 +508,45 @@ class Grammar:
         except re2.error as exc:  # beyond RE2's own limits
             raise GrammarError(f"the syntax cannot be compiled: {exc}") from None
         self._full = self._re._regexp.Match
+        simple = simplify(left_factor(simplify(node)))
+        self.backtrack_conflict = conflict(simple)
+        self.fullmatch: Callable[[str], object]
+        if self.backtrack_conflict is None:
+            self.python_pattern = python_pattern(simple)
+            self.fullmatch = re.compile(self.python_pattern).fullmatch
+        else:
+            self.fullmatch = self._re2_fullmatch
 
-    def matches(self, text: str) -> bool:
-        """Whether the whole text fits (RE2: linear time). An NSS is ASCII (RFC 8141),
-        which is matched through RE2's own call, without the wrapper's offset work."""
+    def _re2_fullmatch(self, text: str) -> bool:
+        """RE2's verdict. An NSS is ASCII (RFC 8141), which is matched through RE2's own
+        call, without the wrapper's offset work (the offsets are those of the bytes)."""
         if text.isascii():
             data = text.encode("ascii")
             return bool(self._full(_ANCHOR_BOTH, data, 0, len(data))[0] != _NULL_SPAN)
         return self._re.fullmatch(text) is not None
+
+    def matches(self, text: str) -> bool:
+        """Whether the whole text fits (linear time)."""
+        return bool(self.fullmatch(text))
+
+    def diagnose(self, text: str) -> Mismatch | None:
+        """``mismatch(text)``, the quickest way: the verdict first, unless it is RE2's
+        and the text short, where the walk alone costs about what one call of RE2 does."""
+        if self.backtrack_conflict is not None and len(text) <= WALK_FIRST:
+            return self.mismatch(text)
+        return None if self.fullmatch(text) else self.mismatch(text)
 
     def mismatch(self, text: str) -> Mismatch | None:
         """Where ``text`` leaves the grammar, or None if it matches. Linear in the text:
         each character is one step of a DFA built lazily from the NFA (a step not seen
         before costs at most MAX_NFA_STATES; the cache of steps is bounded)."""
         current = self._initial
-        steps = self._steps
+        trans = self._trans
         for i, ch in enumerate(text):
-            key = (current, ord(ch))
-            nxt = steps.get(key)
+            nxt = trans[current].get(ch)
             if nxt is None:
-                nxt = self._step(current, ord(ch))
+                current, nxt = self._step(current, ch)
+                trans = self._trans  # the step may have started the cache afresh
             if nxt == self._dead:
                 return self._stuck(current, i)
             current = nxt
@@ -572,34 +557,36 @@ class Grammar:
     def _intern(self, states: frozenset[int]) -> int:
         found = self._ids.get(states)
         if found is None:
-            if len(self._sets) >= MAX_DFA_STATES:  # keep memory bounded: start afresh
-                self._reset()
-                return self._intern(states)
             found = self._ids[states] = len(self._sets)
             self._sets.append(states)
+            self._trans.append({})
         return found
 
     def _reset(self) -> None:
         self._ids: dict[frozenset[int], int] = {}
         self._sets: list[frozenset[int]] = []
-        self._steps: dict[tuple[int, int], int] = {}
+        self._trans: list[dict[str, int]] = []  # per DFA state: character -> next state
         self._expected: dict[int, tuple[tuple[str, ...], frozenset[int]]] = {}
         self._dead = self._intern(frozenset())
         self._initial = self._intern(frozenset(self._nfa.closure({self._start})))
 
-    def _step(self, current: int, code: int) -> int:
+    def _step(self, current: int, ch: str) -> tuple[int, int]:
+        """The DFA state after ``current`` reads ``ch``, as (current, next): when the
+        cache is full it starts afresh, and ``current`` has a new number then."""
+        code = ord(ch)
         edges = self._nfa.edges
+        states = self._sets[current]
         moved = set()
-        for s in self._sets[current]:
+        for s in states:
             edge = edges[s]
             if edge is not None and code in edge[0]:
                 moved.add(edge[1])
-        generation = self._dead, self._initial
+        if len(self._sets) + 2 > MAX_DFA_STATES:  # keep memory bounded: start afresh
+            self._reset()
+            current = self._intern(states)
         target = self._intern(frozenset(self._nfa.closure(moved)) if moved else frozenset())
-        if (self._dead, self._initial) != generation or len(self._sets) <= current:
-            return target  # the cache was reset while interning: do not record the step
-        self._steps[(current, code)] = target
-        return target
+        self._trans[current][ch] = target
+        return current, target
 
     def _stuck(self, current: int, offset: int) -> Mismatch:
         """What the rules being matched in DFA state ``current`` expected next."""
@@ -617,7 +604,7 @@ class Grammar:
             # the first rule, the whole NSS, is the one not met.
             known = self._expected[current] = (tuple(rules) or (self._top,),
                                                frozenset(expected))
-        return Mismatch(offset, *known)
+        return _new(Mismatch, (offset, *known))
 
 
 def compile_syntax(kind: str, text: str) -> Grammar:

@@ -26,11 +26,19 @@ import json
 import re
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from operator import methodcaller
+from typing import Any, NamedTuple
 from urllib.parse import quote, urlsplit
 
-from registry.urns.grammar import Grammar, GrammarError, compile_syntax, describe_chars
+from registry.urns.grammar import (
+    MAX_DFA_STATES,
+    Grammar,
+    GrammarError,
+    Mismatch,
+    compile_syntax,
+    describe_chars,
+)
 from registry.urns.syntax import URN, URNSyntaxError, parse
 
 MAX_EXAMPLES = 20
@@ -43,9 +51,10 @@ PROFILE_KEYS = ("syntax", "validators", "equivalence", "examples", "counter_exam
                 "resolvers")
 
 
-@dataclass(frozen=True, slots=True)
-class NSSError:
-    """Why an NSS does not fit its namespace's profile. ``offset`` indexes the NSS."""
+class NSSError(NamedTuple):
+    """Why an NSS does not fit its namespace's profile. ``offset`` indexes the NSS.
+    (A named tuple: built in one C call, where a frozen dataclass sets each field
+    through ``object.__setattr__``.)"""
 
     rule: str
     offset: int
@@ -55,6 +64,9 @@ class NSSError:
     def as_dict(self, *, base: int = 0) -> dict[str, Any]:
         return {"rule": self.rule, "offset": base + self.offset, "message": self.message,
                 "cite": self.cite}
+
+
+_new = tuple.__new__  # a named tuple from its fields in one C call
 
 
 # --- validators: check digits the registered namespaces use ------------------
@@ -194,6 +206,10 @@ def _outside_pct(nss: str, fn: Callable[[str], str]) -> str:
 _HEX_LOWER = str.maketrans("ABCDEF", "abcdef")
 
 
+def _upper_match(m: re.Match[str]) -> str:
+    return m.group().upper()
+
+
 def _prefix_lower(nss: str) -> str:
     head, sep, tail = nss.partition("-")
     return head.lower() + sep + tail
@@ -209,21 +225,43 @@ _VERS_0 = re.compile(r";vers=0(?=;|$)", re.IGNORECASE)
 _UPDATE_FLAG = re.compile(r"(:[1-9][0-9]*)[AaUu]$")
 
 
-# name -> (what it does, the function on the NSS; the scheme and NID are already lower case)
+def _lower(nss: str) -> str:
+    return nss.lower() if "%" not in nss else _outside_pct(nss, str.lower)
+
+
+_HEX_LOWER_BYTES = bytes.maketrans(b"ABCDEF", b"abcdef")
+
+
+def _translate_hex(text: str) -> str:
+    # bytes.translate is one table look-up per byte; str.translate a dict look-up per character
+    if text.isascii():
+        return text.encode("ascii").translate(_HEX_LOWER_BYTES).decode("ascii")
+    return text.translate(_HEX_LOWER)
+
+
+def _lower_hex(nss: str) -> str:
+    return _translate_hex(nss) if "%" not in nss else _outside_pct(nss, _translate_hex)
+
+
+def _lower_prefix(nss: str) -> str:
+    return _outside_pct(nss, _prefix_lower) if "%" in nss.partition("-")[0] else \
+        _prefix_lower(nss)
+
+
+# name -> (what it does, the function on the NSS; the scheme and NID are already lower case).
+# A percent-encoding's hex digits stay upper case (RFC 8141 section 3.1); "-" and "x" are
+# never inside one, so their steps apply to the whole NSS.
 STEPS: dict[str, tuple[str, Callable[[str], str]]] = {
-    "case-insensitive-nss": ("compare the NSS case-insensitively (lower-case it)",
-                             lambda nss: _outside_pct(nss, str.lower)),
+    "case-insensitive-nss": ("compare the NSS case-insensitively (lower-case it)", _lower),
     "case-insensitive-urn": ("compare the whole URN case-insensitively (lower-case it)",
-                             lambda nss: _outside_pct(nss, str.lower)),
+                             _lower),
     "case-insensitive-prefix": (
         "compare the NSS up to its first hyphen (a prefix such as a country code) "
-        "case-insensitively", lambda nss: _outside_pct(nss, _prefix_lower) if "%" in
-        nss.partition("-")[0] else _prefix_lower(nss)),
-    "remove-hyphens": ("remove every hyphen from the NSS", lambda nss: nss.replace("-", "")),
+        "case-insensitively", _lower_prefix),
+    "remove-hyphens": ("remove every hyphen from the NSS", methodcaller("replace", "-", "")),
     "uppercase-x": ("upper-case the letter x (a check character) in the NSS",
-                    lambda nss: _outside_pct(nss, lambda s: s.replace("x", "X"))),
-    "lowercase-hex": ("lower-case the hexadecimal digits A-F in the NSS",
-                      lambda nss: _outside_pct(nss, lambda s: s.translate(_HEX_LOWER))),
+                    methodcaller("replace", "x", "X")),
+    "lowercase-hex": ("lower-case the hexadecimal digits A-F in the NSS", _lower_hex),
     "case-insensitive-first-part": (
         "compare the NSS up to its first colon (a provider, a standard's or a category's "
         "name) case-insensitively", _first_part_lower),
@@ -303,30 +341,38 @@ class Profile:
     validators: tuple[tuple[str, str], ...]  # (name, cite)
     steps: tuple[tuple[str, str], ...]       # (name, cite)
     resolvers: tuple[Resolver, ...]
+    # Derived once, for the checks of every URN: the syntax's verdict alone, the
+    # validators' and the steps' functions.
+    _fullmatch: Callable[[str], object] | None = field(init=False, repr=False, compare=False)
+    _validate: tuple[Callable[[str], str | None], ...] = field(init=False, repr=False,
+                                                              compare=False)
+    _step_fns: tuple[Callable[[str], str], ...] = field(init=False, repr=False, compare=False)
+    # (rules, expected, inside the NSS) -> (rule, message after the character)
+    _messages: dict[tuple[tuple[str, ...], frozenset[int], bool], tuple[str, str]] = field(
+        init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        setattr_ = object.__setattr__
+        setattr_(self, "_fullmatch", self.grammar.fullmatch if self.grammar else None)
+        setattr_(self, "_validate", tuple(VALIDATORS[name][1] for name, _ in self.validators))
+        setattr_(self, "_step_fns", tuple(STEPS[name][1] for name, _ in self.steps))
+        setattr_(self, "_messages", {})
 
     @property
     def judges_validity(self) -> bool:
         return self.grammar is not None or bool(self.validators)
 
+    def nss_ok(self, nss: str) -> bool:
+        """Whether ``nss`` fits this profile: ``not check_nss(nss)``, without saying why."""
+        if self._fullmatch is not None and not self._fullmatch(nss):
+            return False
+        return not self._validate or all(validate(nss) is None for validate in self._validate)
+
     def check_nss(self, nss: str) -> list[NSSError]:
-        """What is wrong with ``nss`` by this profile ([] when it fits)."""
-        if self.grammar is not None and not self.grammar.matches(nss):
-            miss = self.grammar.mismatch(nss)
-            offset = miss.offset if miss else 0
-            rules = miss.rules if miss else ()
-            rule = rules[0] if rules else "nss"
-            expected = describe_chars(miss.expected) if miss else "another character"
-            if offset < len(nss):
-                what = f"character {offset + 1} ({nss[offset]!r})"
-            else:
-                what = "the NSS ends too early:"
-                expected = f"expected {expected}"
-            where = " / ".join(f'"{r}"' for r in rules) or '"nss"'
-            message = (f"{what} does not fit the rule {where} of the {self.syntax_kind.upper()} "
-                       f"syntax; expected {expected}" if offset < len(nss) else
-                       f"{what} the rule {where} of the {self.syntax_kind.upper()} syntax "
-                       f"{expected}")
-            return [NSSError(rule, offset, message, self.syntax_cite)]
+        """What is wrong with ``nss`` by this profile ([] when it fits). The verdict
+        comes first; only an NSS the syntax refuses is walked to say where and why."""
+        if self.grammar is not None and (miss := self.grammar.diagnose(nss)) is not None:
+            return [self._syntax_error(nss, miss)]
         errors = []
         for name, cite in self.validators:
             problem = VALIDATORS[name][1](nss)
@@ -334,13 +380,39 @@ class Profile:
                 errors.append(NSSError(name, max(len(nss) - 1, 0), problem, cite))
         return errors
 
+    def _syntax_error(self, nss: str, miss: Mismatch) -> NSSError:
+        offset = miss.offset
+        inside = offset < len(nss)
+        key = (miss.rules, miss.expected, inside)
+        known = self._messages.get(key)
+        if known is None:
+            if len(self._messages) >= 4 * MAX_DFA_STATES:
+                self._messages.clear()
+            known = self._messages[key] = self._message_parts(*key)
+        rule, tail = known
+        what = f"character {offset + 1} ({nss[offset]!r})" if inside else \
+            "the NSS ends too early:"
+        return _new(NSSError, (rule, offset, f"{what} {tail}", self.syntax_cite))
+
+    def _message_parts(self, rules: tuple[str, ...], expected_codes: frozenset[int],
+                       inside: bool) -> tuple[str, str]:
+        """The rule an error names and what its message says after the character
+        (the same for every NSS stuck in the same place)."""
+        rule = rules[0] if rules else "nss"
+        expected = describe_chars(expected_codes)
+        where = " / ".join(f'"{r}"' for r in rules) or '"nss"'
+        kind = self.syntax_kind.upper()
+        if inside:
+            return rule, f"does not fit the rule {where} of the {kind} syntax; expected {expected}"
+        return rule, f"the rule {where} of the {kind} syntax expected {expected}"
+
     def normal_form(self, urn: URN) -> str:
         """RFC 8141 section 3.1 normalisation, then this namespace's own steps (3.2)."""
         nss = urn.nss
         if "%" in nss:
-            nss = _PCT.sub(lambda m: m.group().upper(), nss)
-        for name, _ in self.steps:
-            nss = STEPS[name][1](nss)
+            nss = _PCT.sub(_upper_match, nss)
+        for step in self._step_fns:
+            nss = step(nss)
         return f"urn:{urn.nid.lower()}:{nss}"
 
     def equivalent(self, a: URN, b: URN) -> bool:

@@ -1,6 +1,7 @@
 """registry.urns.grammar: ABNF (RFC 5234) and regular expressions compiled to a
 linear-time matcher, with a diagnosis that points at the first bad character."""
 
+import random
 import time
 
 import pytest
@@ -8,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from registry.urns.grammar import (
+    MAX_DFA_STATES,
     MAX_REPEAT,
     GrammarError,
     compile_syntax,
@@ -126,3 +128,16 @@ def test_a_grammar_too_large_once_expanded_is_refused():
     with pytest.raises(GrammarError, match="too large"):
         compile_syntax("abnf", 'a = 1000(1000"x")\n')
     assert parse_abnf('a = 1000(1000"x")\n')  # reading it is fine; expanding it is not
+
+
+def test_the_diagnosis_stays_right_when_its_cache_of_states_starts_afresh():
+    """[ab]*a[ab]{12} needs 2^13 DFA states, more than MAX_DFA_STATES: the lazily built
+    DFA is dropped and rebuilt mid-walk, and must still stop where RE2 says no."""
+    grammar = compile_syntax("regex", "[ab]*a[ab]{12}")
+    rng = random.Random(3)
+    for _ in range(3):
+        text = "".join(rng.choice("ab") for _ in range(3 * MAX_DFA_STATES))
+        assert (grammar.mismatch(text) is None) is grammar.matches(text)
+        bad = text + "c"
+        miss = grammar.mismatch(bad)
+        assert miss is not None and miss.offset == len(text)

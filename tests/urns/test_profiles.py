@@ -3,6 +3,7 @@ shipped profiles (fixtures/profiles.json) judge each RFC's URNs as the RFC does,
 namespace equivalence differs from RFC 8141's where the registration says so."""
 
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -281,3 +282,46 @@ def test_the_steps_of_rfc_4198_3614_4195_and_7254(step, nss, result):
 ])
 def test_the_update_flag_step_of_rfc_3085(nss, result):
     assert STEPS["ignore-update-flag"][1](nss) == result
+
+
+# (step, NSS, what it gives): the NSS with and without percent-encodings, whose hex
+# digits stay upper case whatever the step does to the rest.
+STEP_TABLE = [
+    ("case-insensitive-nss", "SOS.Police", "sos.police"),
+    ("case-insensitive-nss", "AB%2fCD", "ab%2Fcd"),
+    ("case-insensitive-urn", "RFC:2648", "rfc:2648"),
+    ("case-insensitive-prefix", "FI-FE19981001", "fi-FE19981001"),
+    ("case-insensitive-prefix", "F%49-FE%2f", "f%49-FE%2F"),
+    ("case-insensitive-prefix", "FI-A%41-B", "fi-A%41-B"),
+    ("remove-hyphens", "0-395-36341-1", "0395363411"),
+    ("uppercase-x", "0-8044-2957-x", "0-8044-2957-X"),
+    ("uppercase-x", "x%2cx", "X%2CX"),
+    ("lowercase-hex", "F81D4FAE-7DEC", "f81d4fae-7dec"),
+    ("lowercase-hex", "ABCDEFG%2F", "abcdefG%2F"),
+]
+
+
+@pytest.mark.parametrize("step, nss, expected", STEP_TABLE)
+def test_each_step_on_the_nss_outside_its_percent_encodings(step, nss, expected):
+    profile = compile_profile({"equivalence": [{"step": step, "cite": "RFC 8141 3.2"}]})
+    assert profile.normal_form(parse(f"urn:example:{nss}")) == f"urn:example:{expected}"
+
+
+def _bench_like(seed: int, count: int) -> list[str]:
+    rng = random.Random(seed)
+    alphabet = "abcdefXYZ0123456789-._~:@!$&'()*+,;=/%2C"
+    return ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 30)))
+            for _ in range(count)]
+
+
+@pytest.mark.parametrize("nid", sorted(SHIPPED))
+def test_the_verdict_alone_agrees_with_the_errors(nid):
+    """nss_ok (the verdict, the fast path) says yes exactly when check_nss finds
+    nothing; an error comes out the same the second time (from the message cache)."""
+    profile = compile_profile(SHIPPED[nid], nid)
+    nsss = [parse(u).nss for u in SHIPPED[nid]["examples"] +
+            SHIPPED[nid].get("counter_examples", [])]
+    for nss in nsss + [n + "[" for n in nsss] + _bench_like(len(nid), 300):
+        errors = profile.check_nss(nss)
+        assert profile.nss_ok(nss) is (not errors), nss
+        assert profile.check_nss(nss) == errors
