@@ -105,6 +105,28 @@ def server_url(database_url: str, name: str) -> str:
     return database_url.rsplit("/", 1)[0] + "/" + name
 
 
+def production_env(name: str, database_url: str, scratch: Path, redis: str) -> dict[str, str]:
+    """The environment of a server run as production runs it, on its own database, cache
+    prefix, static and export directories (bench/load.py and bench/writers.py)."""
+    return {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_"))},
+        "REGISTRY_ENV": "production",
+        "DJANGO_SETTINGS_MODULE": "bench.settings",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "DATABASE_URL": database_url,
+        "ALLOWED_HOSTS": "127.0.0.1",
+        # As production requires: the site's own https origin for links, and the client on
+        # loopback playing the TLS proxy whose X-Forwarded-Proto is believed.
+        "SITE_URL": "https://registry.example",
+        "TRUSTED_PROXIES": "127.0.0.1",
+        "REDIS_URL": redis,
+        "CELERY_BROKER_URL": redis,
+        "CACHE_KEY_PREFIX": f"bench-{name}",
+        "STATIC_ROOT": str(scratch / "static"),
+        "EXPORT_ROOT": str(scratch / "exports"),
+    }
+
+
 def database_exists(admin_url: str, name: str) -> bool:
     import psycopg
 
@@ -279,21 +301,7 @@ def main() -> None:
     port = args.port or free_port()
     scratch = Path(tempfile.mkdtemp(prefix="urn-bench-"))
     env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_"))},
-        "REGISTRY_ENV": "production",
-        "DJANGO_SETTINGS_MODULE": "bench.settings",
-        "SECRET_KEY": secrets.token_urlsafe(50),
-        "DATABASE_URL": database_url,
-        "ALLOWED_HOSTS": "127.0.0.1",
-        # As production requires: the site's own https origin for links, and wrk on
-        # loopback playing the TLS proxy whose X-Forwarded-Proto is believed.
-        "SITE_URL": "https://registry.example",
-        "TRUSTED_PROXIES": "127.0.0.1",
-        "REDIS_URL": args.redis,
-        "CELERY_BROKER_URL": args.redis,
-        "CACHE_KEY_PREFIX": f"bench-{name}",
-        "STATIC_ROOT": str(scratch / "static"),
-        "EXPORT_ROOT": str(scratch / "exports"),
+        **production_env(name, database_url, scratch, args.redis),
         "WEB_CONCURRENCY": str(args.workers),
         # One client on loopback asks thousands of times a second: the limits that would
         # refuse it (429) are lifted so the page itself is measured. They are still counted

@@ -83,10 +83,9 @@ def _profiles() -> dict:
 PROFILES = _profiles()
 
 
-def with_profiles(urns: list[str]) -> int:
-    """Parse, the verdict of the NSS's profile (``nss_ok``: its syntax and check digits)
-    and the namespace's normal form, with the profile already compiled (it is, per
-    process): what deciding ``nss_valid`` and ``namespace_normal_form`` costs."""
+def _checked(urns: list[str], valid) -> int:
+    """Parse, then with the NSS's profile (already compiled, as it is per process)
+    ``valid(profile, nss)`` and the namespace's normal form."""
     ok = 0
     for text in urns:
         try:
@@ -97,29 +96,23 @@ def with_profiles(urns: list[str]) -> int:
         if profile is None:
             urn.normal_form()
             continue
-        if profile.nss_ok(urn.nss):
+        if valid(profile, urn.nss):
             ok += 1
         profile.normal_form(urn)
     return ok
+
+
+def with_profiles(urns: list[str]) -> int:
+    """The verdict of the NSS's profile (``nss_ok``: its syntax and check digits) and the
+    namespace's normal form: what deciding ``nss_valid`` and ``namespace_normal_form``
+    costs."""
+    return _checked(urns, lambda profile, nss: profile.nss_ok(nss))
 
 
 def with_diagnosis(urns: list[str]) -> int:
     """As ``with_profiles``, with ``check_nss``: for an NSS its profile refuses, the
     errors too (the rule, the character, what was expected), as /api/check answers."""
-    ok = 0
-    for text in urns:
-        try:
-            urn = parse(text)
-        except URNSyntaxError:
-            continue
-        profile = PROFILES.get(urn.nid.lower())
-        if profile is None:
-            urn.normal_form()
-            continue
-        if not profile.check_nss(urn.nss):
-            ok += 1
-        profile.normal_form(urn)
-    return ok
+    return _checked(urns, lambda profile, nss: not profile.check_nss(nss))
 
 
 def linearity() -> list[tuple[int, float, float]]:

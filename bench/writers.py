@@ -62,7 +62,14 @@ ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 sys.path.insert(0, str(ROOT))
 
-from bench.load import database_exists, free_port, psql, run, server_url  # noqa: E402
+from bench.load import (  # noqa: E402
+    database_exists,
+    free_port,
+    production_env,
+    psql,
+    run,
+    server_url,
+)
 from registry.namespaces.sample_text import template_values  # noqa: E402
 
 ACCOUNT_DOMAIN = "writers.example"
@@ -421,19 +428,7 @@ def main() -> None:
     port = args.port or free_port()
     scratch = Path(tempfile.mkdtemp(prefix="urn-writers-"))
     env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_"))},
-        "REGISTRY_ENV": "production",
-        "DJANGO_SETTINGS_MODULE": "bench.settings",
-        "SECRET_KEY": secrets.token_urlsafe(50),
-        "DATABASE_URL": database_url,
-        "ALLOWED_HOSTS": "127.0.0.1",
-        "SITE_URL": "https://registry.example",
-        "TRUSTED_PROXIES": "127.0.0.1",
-        "REDIS_URL": args.redis,
-        "CELERY_BROKER_URL": args.redis,
-        "CACHE_KEY_PREFIX": f"bench-{name}",
-        "STATIC_ROOT": str(scratch / "static"),
-        "EXPORT_ROOT": str(scratch / "exports"),
+        **production_env(name, database_url, scratch, args.redis),
         "EMAIL_BACKEND": "django.core.mail.backends.dummy.EmailBackend",
         **({"WEB_CONCURRENCY": str(args.workers)} if args.workers else {}),
     }

@@ -34,7 +34,7 @@ accepts ``(?:a*)*b``, on which ``re`` takes exponential time.
 
 from __future__ import annotations
 
-from registry.urns.grammar_tree import Alt, Chars, Node, Ref, Repeat, Rule, Seq
+from registry.urns.grammar_tree import Alt, Chars, Node, Ref, Repeat, Rule, Seq, code_ranges
 
 END = -1  # the end of the text, in FIRST/FOLLOW sets
 
@@ -379,12 +379,7 @@ def _char(code: int) -> str:
 def _class(codes: frozenset[int]) -> str:
     if not codes:
         return "[^\\x00-\\U0010ffff]"
-    ranges: list[tuple[int, int]] = []
-    for code in sorted(codes):
-        if ranges and ranges[-1][1] == code - 1:
-            ranges[-1] = (ranges[-1][0], code)
-        else:
-            ranges.append((code, code))
+    ranges = code_ranges(codes)
     if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
         return _char(ranges[0][0])
     body = "".join(_char(a) if a == b else f"{_char(a)}-{_char(b)}" for a, b in ranges)

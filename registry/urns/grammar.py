@@ -30,7 +30,7 @@ from typing import Any, NamedTuple, cast
 import re2
 
 from registry.urns.deterministic import conflict, left_factor, python_pattern, simplify
-from registry.urns.grammar_tree import Alt, Chars, Node, Ref, Repeat, Rule, Seq
+from registry.urns.grammar_tree import Alt, Chars, Node, Ref, Repeat, Rule, Seq, code_ranges
 
 MAX_GRAMMAR_CHARS = 10_000
 MAX_NFA_STATES = 20_000
@@ -371,12 +371,7 @@ def parse_regex(text: str) -> Node:
 def _class(codes: frozenset[int]) -> str:
     if not codes:
         return r"[^\x00-\x{10FFFF}]"
-    ranges: list[tuple[int, int]] = []
-    for code in sorted(codes):
-        if ranges and ranges[-1][1] == code - 1:
-            ranges[-1] = (ranges[-1][0], code)
-        else:
-            ranges.append((code, code))
+    ranges = code_ranges(codes)
     body = "".join(f"\\x{{{a:x}}}" if a == b else f"\\x{{{a:x}}}-\\x{{{b:x}}}"
                    for a, b in ranges)
     return f"[{body}]"

@@ -45,3 +45,14 @@ class Ref:
 
 
 Node = Chars | Seq | Alt | Repeat | Rule | Ref
+
+
+def code_ranges(codes: frozenset[int]) -> list[tuple[int, int]]:
+    """The code points as runs (first, last), in order: a character class's ranges."""
+    ranges: list[tuple[int, int]] = []
+    for code in sorted(codes):
+        if ranges and ranges[-1][1] == code - 1:
+            ranges[-1] = (ranges[-1][0], code)
+        else:
+            ranges.append((code, code))
+    return ranges
