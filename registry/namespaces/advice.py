@@ -60,11 +60,15 @@ def _open_requests():
 
 
 def _fingerprints() -> tuple[tuple, tuple]:
-    """What the registered part and what the requested part of the index were made of."""
-    registered = Namespace.objects.aggregate(n=Count("pk"), last=Max("pk"), at=Max("updated_at"))
+    """What the registered part and what the requested part of the index were made of.
+    The registered part: the exports' generation, which every write to a namespace
+    moves (one indexed row, read once per request; an aggregate over the namespaces
+    cost 29 ms of the database's time per request page at 100,000). The requested part:
+    the open requests themselves, a few rows."""
+    from registry.namespaces.public_cache import current_generation
+
     requested = _open_requests().aggregate(n=Count("pk"), at=Max("updated_at"))
-    return ((registered["n"], registered["last"], registered["at"]),
-            (requested["n"], requested["at"]))
+    return ((current_generation().exports_key,), (requested["n"], requested["at"]))
 
 
 def _links(viewname: str) -> Callable[[object], str]:
