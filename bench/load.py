@@ -127,6 +127,18 @@ def production_env(name: str, database_url: str, scratch: Path, redis: str) -> d
     }
 
 
+def prepare_database(env: dict[str, str], namespaces: int, versions: int) -> None:
+    """Migrate, import IANA's registry, seed ``namespaces`` x ``versions``, collect the
+    static files and build the exports (as after a deploy: every fragment made)."""
+    manage = [PYTHON, "manage.py"]
+    run(*manage, "migrate", "--verbosity", "0", env=env)
+    run(*manage, "import_registry", "--verbosity", "0", env=env)
+    run(*manage, "seed_load", "--namespaces", str(namespaces), "--versions", str(versions),
+        "--prefix", PREFIX, env=env)
+    run(*manage, "collectstatic", "--noinput", "--verbosity", "0", env=env)
+    run(*manage, "build_exports", env=env)
+
+
 def database_exists(admin_url: str, name: str) -> bool:
     import psycopg
 
@@ -312,13 +324,7 @@ def main() -> None:
     extras: dict = {}
     try:
         started = time.monotonic()
-        manage = [PYTHON, "manage.py"]
-        run(*manage, "migrate", "--verbosity", "0", env=env)
-        run(*manage, "import_registry", "--verbosity", "0", env=env)
-        run(*manage, "seed_load", "--namespaces", str(args.namespaces),
-            "--versions", str(args.versions), "--prefix", PREFIX, env=env)
-        run(*manage, "collectstatic", "--noinput", "--verbosity", "0", env=env)
-        run(*manage, "build_exports", env=env)  # as after a deploy: every fragment made
+        prepare_database(env, args.namespaces, args.versions)
         print(f"database {name} ready in {time.monotonic() - started:.0f} s", flush=True)
         log = open(scratch / "gunicorn.log", "w")  # noqa: SIM115 - open while the server runs
         server = subprocess.Popen(

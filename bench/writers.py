@@ -65,9 +65,9 @@ sys.path.insert(0, str(ROOT))
 from bench.load import (  # noqa: E402
     database_exists,
     free_port,
+    prepare_database,
     production_env,
     psql,
-    run,
     server_url,
 )
 from registry.namespaces.sample_text import template_values  # noqa: E402
@@ -437,12 +437,7 @@ def main() -> None:
     try:
         started = time.monotonic()
         manage = [PYTHON, "manage.py"]
-        run(*manage, "migrate", "--verbosity", "0", env=env)
-        run(*manage, "import_registry", "--verbosity", "0", env=env)
-        run(*manage, "seed_load", "--namespaces", str(args.namespaces),
-            "--versions", str(args.versions), "--prefix", "load", env=env)
-        run(*manage, "collectstatic", "--noinput", "--verbosity", "0", env=env)
-        run(*manage, "build_exports", env=env)
+        prepare_database(env, args.namespaces, args.versions)
         out = subprocess.run(
             [*manage, "shell", "-c",
              f"from bench.writers import make_accounts; make_accounts({max(args.clients)})"],

@@ -9,7 +9,13 @@ import re
 import pytest
 from django.core import mail
 
-from tests.e2e.test_registration_paths import fill_template, log_in, sign_up
+from tests.e2e.test_registration_paths import (
+    approve_early,
+    complete_registration,
+    fill_template,
+    log_in,
+    sign_up,
+)
 from tests.factories import complete_values
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -59,15 +65,8 @@ def test_a_profile_refused_at_the_field_corrected_reviewed_published_and_used(
     checked = [row.inner_text() for row in reviewer.query_selector_all("#profile tbody tr")]
     assert len(checked) == 2
     assert "passes" in checked[0] and "fails, as it should" in checked[1]
-    reviewer.fill("#id_approve_comment", "The profile matches the Syntax field.")
-    reviewer.fill("#id_approve_early_reason", "No objections on the list.")
-    reviewer.click("button[value=approve]")
-    reviewer.wait_for_selector("text=Approved: the request is in the IANA staff queue.")
-
-    iana = new_page()
-    log_in(iana, staff.email, lands_on=r"/requests/iana/$")
-    iana.click("#ready >> text=Complete the registration")
-    iana.wait_for_selector("text=Registered: the namespace is published.")
+    approve_early(reviewer, "The profile matches the Syntax field.", "No objections on the list.")
+    complete_registration(new_page, staff)
     assert any(NID in m.subject for m in mail.outbox)
 
     # The checker uses the profile at once: the page, for anyone.

@@ -68,6 +68,23 @@ def fill_template(page, nid, values, *, fast_track=False):
         page.check("input[name=fast_track]")
 
 
+def approve_early(reviewer, comment, reason):
+    """The expert approves before the review period is over, saying why."""
+    reviewer.fill("#id_approve_comment", comment)
+    reviewer.fill("#id_approve_early_reason", reason)
+    reviewer.click("button[value=approve]")
+    reviewer.wait_for_selector("text=Approved: the request is in the IANA staff queue.")
+
+
+def complete_registration(new_page, staff):
+    """IANA staff sign in and complete the registration at the head of their queue."""
+    iana = new_page()
+    log_in(iana, staff.email, lands_on=r"/requests/iana/$")
+    iana.click("#ready >> text=Complete the registration")
+    iana.wait_for_selector("text=Registered: the namespace is published.")
+    return iana
+
+
 def test_community_registration_from_sign_up_to_published_page(new_page, expert, staff):
     registrant = new_page()
     sign_up(registrant, "alice@example.org")
@@ -98,15 +115,8 @@ def test_community_registration_from_sign_up_to_published_page(new_page, expert,
 
     reviewer.goto(request_url)
     assert "Compare rounds" in reviewer.inner_text("main")
-    reviewer.fill("#id_approve_comment", "Clear and complete.")
-    reviewer.fill("#id_approve_early_reason", "The list discussion is over; no objections.")
-    reviewer.click("button[value=approve]")
-    reviewer.wait_for_selector("text=Approved: the request is in the IANA staff queue.")
-
-    iana = new_page()
-    log_in(iana, staff.email, lands_on=r"/requests/iana/$")
-    iana.click("#ready >> text=Complete the registration")
-    iana.wait_for_selector("text=Registered: the namespace is published.")
+    approve_early(reviewer, "Clear and complete.", "The list discussion is over; no objections.")
+    complete_registration(new_page, staff)
 
     registrant.goto("/namespaces/AliceArchive/")
     body = registrant.inner_text("main")
