@@ -346,9 +346,10 @@ class ExportFragment(models.Model):
     generation's documents are a concatenation plus the records that changed.
 
     Written only by the export builder (``export_files.build_exports``), which
-    compares ``stamp`` with what the namespace's row says now (its ``updated_at``,
-    its version facts, the format and SITE_URL) and rewrites a fragment that no
-    longer matches: a derived cache, never a source of truth."""
+    compares ``stamp`` with what the namespace's row says now (its ``updated_at``, which
+    a new version moves too, the format and SITE_URL) and rewrites a fragment that no
+    longer matches, only for a record it cannot copy from the previous generation's
+    files (export_splice.py): a derived cache, never a source of truth."""
 
     namespace = models.OneToOneField(Namespace, on_delete=models.CASCADE, primary_key=True,
                                      related_name="export_fragment")
