@@ -155,8 +155,15 @@ def serving_address(argv: list[str]) -> str:
     return f"127.0.0.1:{address}" if address.isdigit() else address
 
 
+def build_speedups() -> None:
+    """The C path of the URN check, where a C compiler is (optional: without it the
+    Python path gives the same answers)."""
+    run(PYTHON, "-m", "registry.urns.build", "--quiet")
+
+
 def start(argv: list[str]) -> None:
     ensure_venv("requirements.lock")
+    build_speedups()
     address = serving_address(argv)
     env = dict(os.environ)
     # Links in mail point where this server answers, unless SITE_URL says otherwise.
@@ -176,6 +183,7 @@ def start(argv: list[str]) -> None:
 
 def test(argv: list[str]) -> int:
     ensure_venv("requirements-dev.lock", exact=True)
+    build_speedups()
     env = dict(os.environ)
     in_ci = env.get("CI", "").lower() == "true"
     if not env.get("DATABASE_URL"):

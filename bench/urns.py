@@ -3,10 +3,11 @@
     .venv/bin/python bench/urns.py [--count 20000] [--repeat 7]
 
 Also times the check with namespace profiles (fixtures/profiles.json) on the same
-set: parse, the NSS against its namespace's syntax and check digits, and the
-namespace's normal form; once with the verdict alone (``nss_ok``) and once with
-the errors of each NSS its profile refuses (``check_nss``, what /api/check
-answers); and both on ever longer NSSs, to show they are linear.
+set, ``registry.urns.check.check``: parse, the NSS against its namespace's syntax
+and check digits, and the namespace's normal form, in C where ``python -m
+registry.urns.build`` built it; the same on the Python path (``check_python``);
+and with the errors of each NSS its profile refuses (``check_nss``, what
+/api/check answers); and on ever longer NSSs, to show they are linear.
 
 Builds a deterministic mixed set of URNs (plain, percent-encoded, with r/q/f
 components, upper-case scheme and NID, and ~5% invalid), then times
@@ -28,6 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from registry.urns import URNSyntaxError, normalize, parse  # noqa: E402
+from registry.urns.check import ACCELERATED, check, check_python  # noqa: E402
 
 NIDS = ["isbn", "ISSN", "example", "ietf", "uuid", "oid", "nbn", "xmpp", "urn-7", "epc", "3gpp"]
 
@@ -83,54 +85,64 @@ def _profiles() -> dict:
 PROFILES = _profiles()
 
 
-def _checked(urns: list[str], valid) -> int:
-    """Parse, then with the NSS's profile (already compiled, as it is per process)
-    ``valid(profile, nss)`` and the namespace's normal form."""
+def with_profiles(urns: list[str]) -> int:
+    """``check``: the URN, its profile's verdict on the NSS (its syntax and check
+    digits) and the namespace normal form, in C where it is built (what deciding
+    ``nss_valid`` and ``namespace_normal_form`` costs /api/check)."""
+    return _count(urns, check)
+
+
+def with_profiles_python(urns: list[str]) -> int:
+    """The same on the Python path (``check_python``: the reference, and what runs
+    where no C compiler built the C path)."""
+    return _count(urns, check_python)
+
+
+def _count(urns: list[str], checker) -> int:
     ok = 0
     for text in urns:
-        try:
-            urn = parse(text)
+        try:  # noqa: SIM105 - a context manager per URN would cost more than the check
+            ok += checker(text, PROFILES).nss_valid is True
         except URNSyntaxError:
-            continue
-        profile = PROFILES.get(urn.nid.lower())
-        if profile is None:
-            urn.normal_form()
-            continue
-        if valid(profile, urn.nss):
-            ok += 1
-        profile.normal_form(urn)
+            pass
     return ok
 
 
-def with_profiles(urns: list[str]) -> int:
-    """The verdict of the NSS's profile (``nss_ok``: its syntax and check digits) and the
-    namespace's normal form: what deciding ``nss_valid`` and ``namespace_normal_form``
-    costs."""
-    return _checked(urns, lambda profile, nss: profile.nss_ok(nss))
-
-
 def with_diagnosis(urns: list[str]) -> int:
-    """As ``with_profiles``, with ``check_nss``: for an NSS its profile refuses, the
-    errors too (the rule, the character, what was expected), as /api/check answers."""
-    return _checked(urns, lambda profile, nss: not profile.check_nss(nss))
+    """As ``with_profiles``, and for an NSS its profile refuses, the errors too
+    (``check_nss``: the rule, the character, what was expected), as /api/check
+    answers."""
+    ok = 0
+    for text in urns:
+        try:
+            checked = check(text, PROFILES)
+        except URNSyntaxError:
+            continue
+        if checked.nss_valid is False:
+            PROFILES[checked.nid.lower()].check_nss(checked.nss)
+        else:
+            ok += checked.nss_valid is True
+    return ok
 
 
-def linearity() -> list[tuple[int, float, float]]:
+def linearity() -> list[tuple[int, float, float, float]]:
     """Microseconds per check of one NBN URN whose NSS is n characters long, valid and
-    invalid at its last character: the verdict (``nss_ok``), and with the errors
-    (``check_nss``, which walks an invalid NSS to its first bad character)."""
+    invalid at its last character: ``check`` (C where built), the Python path's
+    verdict (``nss_ok``), and with the errors (``check_nss``, which walks an invalid
+    NSS to its first bad character)."""
     profile = PROFILES["nbn"]
     rows = []
     for n in (100, 1_000, 10_000, 100_000):
         nss = "fi-" + "a" * n
         times = []
-        for check in (profile.nss_ok, profile.check_nss):
+        for one in (lambda text: check("urn:nbn:" + text, PROFILES), profile.nss_ok,
+                    profile.check_nss):
             start = time.perf_counter()
             for _ in range(5):
-                check(nss)
-                check(nss + "[")
+                one(nss)
+                one(nss + "~")
             times.append((time.perf_counter() - start) / 10 * 1e6)
-        rows.append((n, times[0], times[1]))
+        rows.append((n, *times))
     return rows
 
 
@@ -151,8 +163,10 @@ def theirs(urns: list[str]) -> int:
 RUNS = (
     ("registry.urns  parse+normalize", ours),
     ("urnparse       from_string+str", theirs),
-    ("with profiles  parse+nss verdict+namespace normal form", with_profiles),
-    ("with diagnosis parse+nss errors+namespace normal form", with_diagnosis),
+    (f"check          parse+nss verdict+namespace normal form "
+     f"({'C path' if ACCELERATED else 'the C path is not built: Python path'})", with_profiles),
+    ("check, Python  the same on the Python path (check_python)", with_profiles_python),
+    ("with diagnosis check, and the errors of a refused NSS", with_diagnosis),
 )
 
 
@@ -194,10 +208,11 @@ def main() -> None:
             print(f"    {statistics.median(ratios):.1f}x urnparse (median of the {args.repeat} "
                   f"rounds' ratios; {min(ratios):.1f}x to {max(ratios):.1f}x)")
     print("linearity (one NBN URN, valid and invalid at its last character):")
-    for n, verdict, diagnosis in linearity():
-        print(f"  NSS of {n:>7,} characters: verdict {verdict:>8,.0f} us "
-              f"({verdict / n * 1000:,.0f} ns a character), with errors {diagnosis:>8,.0f} us "
-              f"({diagnosis / n * 1000:,.0f} ns a character)")
+    for n, whole, verdict, diagnosis in linearity():
+        print(f"  NSS of {n:>7,} characters: check {whole:>8,.0f} us "
+              f"({whole / n * 1000:,.0f} ns a character), Python verdict {verdict:>8,.0f} us "
+              f"({verdict / n * 1000:,.0f} ns), with errors {diagnosis:>8,.0f} us "
+              f"({diagnosis / n * 1000:,.0f} ns)")
 
 
 if __name__ == "__main__":

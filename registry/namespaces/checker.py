@@ -12,6 +12,7 @@ from django.urls import reverse
 from registry.namespaces.models import Namespace
 from registry.namespaces.profiles import compiled
 from registry.urns import URN, URNSyntaxError, is_informal, nid_key, parse
+from registry.urns.check import Checked, check
 from registry.urns.profiles import STEPS, Profile
 
 MAX_URNS = 100  # per call: the API and the checker page (each is rate-limited too)
@@ -37,6 +38,7 @@ def check_urns(texts: list[str]) -> list[dict]:
         for nid, status, profile in Namespace.objects.filter(nid__lower__in=keys).values_list(
             "nid", "status", "profile")
     }
+    profiles = {key: found[2] for key, found in known.items() if found[2] is not None}
     results = []
     for text, urn in parsed:
         if isinstance(urn, URNSyntaxError):
@@ -62,27 +64,26 @@ def check_urns(texts: list[str]) -> list[dict]:
             "status": registered[1] if registered else None,
             "namespace_url": reverse("namespaces:detail", args=[registered[0]])
             if registered else None,
-            **profile_facts(urn, profile),
+            **profile_facts(check(text, profiles), profile),
         })
     return results
 
 
-def profile_facts(urn: URN, profile: Profile | None) -> dict[str, Any]:
-    """What the namespace's profile says of a URN: ``nss_valid`` (None when the
-    namespace has no profile that judges validity), ``nss_errors`` (offsets into the
-    URN as given), ``namespace_normal_form`` and ``resolves_to``."""
-    if profile is None:
-        return {"nss_valid": None, "nss_errors": [], "namespace_normal_form": urn.normal_form(),
-                "resolves_to": []}
-    errors = profile.check_nss(urn.nss) if profile.judges_validity else []
+def profile_facts(checked: Checked, profile: Profile | None) -> dict[str, Any]:
+    """What the namespace's profile says of a URN checked with it (``check``):
+    ``nss_valid`` (None when the namespace has no profile that judges validity),
+    ``nss_errors`` (why not, offsets into the URN as given), ``namespace_normal_form``
+    and ``resolves_to``."""
+    urn = checked.urn
+    errors = profile.check_nss(urn.nss) if profile and checked.nss_valid is False else []
     base = len("urn:") + len(urn.nid) + 1
     return {
-        "nss_valid": (not errors) if profile.judges_validity else None,
+        "nss_valid": checked.nss_valid,
         "nss_errors": [e.as_dict(base=base) for e in errors],
-        "namespace_normal_form": profile.normal_form(urn),
+        "namespace_normal_form": checked.normal_form,
         # A resolver is for the namespace's URNs: none for one its profile rejects.
-        "resolves_to": [] if errors else [{"name": name, "url": url}
-                                          for name, url in profile.resolve(urn)],
+        "resolves_to": [] if profile is None or checked.nss_valid is False else [
+            {"name": name, "url": url} for name, url in profile.resolve(urn)],
     }
 
 

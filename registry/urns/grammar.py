@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
+from array import array
 from collections.abc import Callable
 from re import _constants as sre_constants  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
@@ -34,6 +36,7 @@ from registry.urns.grammar_tree import Alt, Chars, Node, Ref, Repeat, Rule, Seq,
 
 MAX_GRAMMAR_CHARS = 10_000
 MAX_NFA_STATES = 20_000
+MAX_TABLE_STATES = 2048  # the whole ASCII DFA handed to registry/urns/_speedups.c
 MAX_REPEAT = 1000  # RE2's own limit on {m,n}
 MAX_DFA_STATES = 4096  # per grammar: the lazily built DFA of the diagnosis
 WALK_FIRST = 24  # characters: up to this, the DFA walk takes no longer than a call of RE2
@@ -548,6 +551,53 @@ class Grammar:
         if self._accept in self._sets[current]:
             return None
         return self._stuck(current, len(text))
+
+    def ascii_table(self) -> tuple[bytes, bytes, bytes, int] | None:
+        """The whole DFA over ASCII, as the tables registry/urns/_speedups.c runs:
+        ``classes`` (128 bytes: a character's class; characters that every NFA edge
+        treats alike share one), ``trans`` (per state and class the next state, 16-bit
+        little-endian; state 0 is dead, 1 the start), ``accept`` (a byte per state) and
+        the number of classes. None when it would have more than MAX_TABLE_STATES states
+        (the Python path then checks that profile). Built once per profile, by subset
+        construction over the classes: states x classes steps, each bounded by the NFA."""
+        edges = self._nfa.edges
+        takes: list[set[int]] = [set() for _ in range(128)]
+        for state, edge in enumerate(edges):
+            if edge is not None:
+                for code in edge[0]:
+                    if code < 128:
+                        takes[code].add(state)
+        class_of: dict[frozenset[int], int] = {}
+        members: list[frozenset[int]] = []
+        classes = bytearray(128)
+        for code in range(128):
+            key = frozenset(takes[code])
+            if key not in class_of:
+                class_of[key] = len(members)
+                members.append(key)
+            classes[code] = class_of[key]
+        start = frozenset(self._nfa.closure({self._start}))
+        ids: dict[frozenset[int], int] = {frozenset(): 0, start: 1}
+        order = [frozenset(), start]
+        rows = array("H")
+        at = 0
+        while at < len(order):
+            current = order[at]
+            for taking in members:
+                moved = {edges[s][1] for s in current & taking}  # type: ignore[index]
+                target = frozenset(self._nfa.closure(moved)) if moved else frozenset()
+                found = ids.get(target)
+                if found is None:
+                    if len(order) >= MAX_TABLE_STATES:
+                        return None
+                    found = ids[target] = len(order)
+                    order.append(target)
+                rows.append(found)
+            at += 1
+        if sys.byteorder == "big":
+            rows.byteswap()
+        accept = bytes(self._accept in states for states in order)
+        return bytes(classes), rows.tobytes(), accept, len(members)
 
     def _intern(self, states: frozenset[int]) -> int:
         found = self._ids.get(states)

@@ -27,6 +27,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from operator import methodcaller
 from typing import Any, NamedTuple
 from urllib.parse import quote, urlsplit
@@ -210,11 +211,6 @@ def _upper_match(m: re.Match[str]) -> str:
     return m.group().upper()
 
 
-def _prefix_lower(nss: str) -> str:
-    head, sep, tail = nss.partition("-")
-    return head.lower() + sep + tail
-
-
 def _first_part_lower(nss: str) -> str:
     head, sep, tail = nss.partition(":")
     return _outside_pct(head, str.lower) + sep + tail
@@ -244,8 +240,8 @@ def _lower_hex(nss: str) -> str:
 
 
 def _lower_prefix(nss: str) -> str:
-    return _outside_pct(nss, _prefix_lower) if "%" in nss.partition("-")[0] else \
-        _prefix_lower(nss)
+    head, sep, tail = nss.partition("-")
+    return _outside_pct(head, str.lower) + sep + tail
 
 
 # name -> (what it does, the function on the NSS; the scheme and NID are already lower case).
@@ -270,6 +266,19 @@ STEPS: dict[str, tuple[str, Callable[[str], str]]] = {
     "ignore-update-flag": ("ignore a final update flag (A or U) after the revision number that "
                            "ends the NSS (\":\" and digits)",
                            lambda nss: _UPDATE_FLAG.sub(r"\1", nss)),
+}
+
+# The steps registry/urns/_speedups.c applies itself, by its numbers (its enum): the
+# same functions as above, on the ASCII NSS of a URN. A profile with another step is
+# checked on the Python path.
+TABLE_STEPS: dict[str, int] = {
+    "case-insensitive-nss": 1,
+    "case-insensitive-urn": 1,
+    "case-insensitive-prefix": 2,
+    "remove-hyphens": 3,
+    "uppercase-x": 4,
+    "lowercase-hex": 5,
+    "case-insensitive-first-part": 6,
 }
 
 # --- resolvers ----------------------------------------------------------------
@@ -357,6 +366,22 @@ class Profile:
         setattr_(self, "_validate", tuple(VALIDATORS[name][1] for name, _ in self.validators))
         setattr_(self, "_step_fns", tuple(STEPS[name][1] for name, _ in self.steps))
         setattr_(self, "_messages", {})
+
+    @cached_property
+    def _machine(self) -> tuple[Any, ...] | None:
+        """This profile as the tables registry/urns/_speedups.c runs (read there, built
+        on its first URN): the syntax's ASCII DFA, the steps' numbers, the validators;
+        None when a step or the DFA's size is beyond the tables."""
+        if any(name not in TABLE_STEPS for name, _ in self.steps):
+            return None
+        codes = [TABLE_STEPS[name] for name, _ in self.steps]
+        table: tuple[Any, ...] = (None, b"", b"", 1)
+        if self.grammar is not None:
+            found = self.grammar.ascii_table()
+            if found is None:
+                return None
+            table = found
+        return (*table, bytes(codes), self._validate, self.judges_validity)
 
     @property
     def judges_validity(self) -> bool:

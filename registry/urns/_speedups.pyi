@@ -1,0 +1,6 @@
+"""Types of registry/urns/_speedups.c (built by ``python -m registry.urns.build``)."""
+
+from typing import Any
+
+def configure(checked: type[tuple[Any, ...]], /) -> None: ...
+def check(text: object, profiles: dict[str, Any], /) -> Any: ...
