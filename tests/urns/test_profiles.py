@@ -293,6 +293,8 @@ STEP_TABLE = [
     ("case-insensitive-prefix", "FI-FE19981001", "fi-FE19981001"),
     ("case-insensitive-prefix", "F%49-FE%2f", "f%49-FE%2F"),
     ("case-insensitive-prefix", "FI-A%41-B", "fi-A%41-B"),
+    # Only up to the first hyphen, also when the prefix holds a percent-encoding.
+    ("case-insensitive-prefix", "A%41B-C%42D-E", "a%41b-C%42D-E"),
     ("remove-hyphens", "0-395-36341-1", "0395363411"),
     ("uppercase-x", "0-8044-2957-x", "0-8044-2957-X"),
     ("uppercase-x", "x%2cx", "X%2CX"),
