@@ -54,7 +54,10 @@ def check_python(text: str, profiles: Mapping[str, Profile]) -> Checked:
 
 
 def _load_speedups() -> ModuleType | None:
-    if os.environ.get("URN_SPEEDUPS", "1") == "0":
+    wanted = os.environ.get("URN_SPEEDUPS", "1")
+    if wanted not in ("0", "1"):  # a typo must not quietly pick a path
+        raise ValueError(f"URN_SPEEDUPS is 0 (the Python path only) or 1, not {wanted!r}")
+    if wanted == "0":
         return None
     try:
         from registry.urns import _speedups

@@ -79,6 +79,15 @@ def test_urn_speedups_0_turns_the_c_path_off():
     assert out.strip() == "False"
 
 
+def test_urn_speedups_is_0_or_1():
+    code = "import registry.urns.check"
+    env = {**os.environ, "URN_SPEEDUPS": "no"}
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                          text=True, check=False)
+    assert done.returncode != 0
+    assert "URN_SPEEDUPS is 0" in done.stderr
+
+
 def test_the_table_steps_are_steps():
     assert set(TABLE_STEPS) <= set(STEPS)
 
