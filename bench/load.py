@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/load.py                      # 10,000 x 5, a database of its own
     .venv/bin/python bench/load.py --namespaces 1000 --duration 2 --repeat 1 --keep
+    .venv/bin/python bench/load.py --front nginx        # behind nginx, as production runs
 
 Creates (or, with --database, reuses) a PostgreSQL database, migrates it, imports
 IANA's registry and seeds N namespaces x V versions (``seed_load``), collects the
@@ -20,7 +21,9 @@ time is the first request after the generation moves, on a server whose workers
 have each served that page before (as on a running site after a publish).
 
 Then (unless --no-extras): the HTML pages again for a signed-in visitor (a session
-cookie of a seeded account); for each whole-registry export, the slowest of 16
+cookie of a seeded account); each whole-registry export against nginx serving the
+very bytes our server sent, in turns (when nginx is installed: the ceiling for those
+bytes on this machine); for each whole-registry export, the slowest of 16
 clients asking at once right after a publish; the registry page and registry.csv
 during a publish storm (one publish every 100 ms, --storm-interval) against their
 quiet rate; and at the end each gunicorn worker's RSS and the Redis memory of this
@@ -297,6 +300,9 @@ def main() -> None:
     parser.add_argument("--only", help="measure only pages whose label contains this")
     parser.add_argument("--no-extras", action="store_true",
                         help="skip signed-in pages, the publish tests and the memory figures")
+    parser.add_argument("--front", choices=("gunicorn", "nginx"), default="gunicorn",
+                        help="what clients talk to: gunicorn itself, or nginx in front with "
+                             "deploy/nginx-registry.conf (exports by X-Accel-Redirect)")
     parser.add_argument("--storm-interval", type=float, default=0.1,
                         help="seconds between publishes in the storm (default 0.1)")
     args = parser.parse_args()
@@ -320,7 +326,13 @@ def main() -> None:
         # in Redis on every request, as in production.
         **{f"RATE_LIMIT_{group}": "1000000/m" for group in ("SEARCH", "API_CHECK", "NID_CHECK")},
     }
-    server = None
+    if args.front == "nginx":
+        env["EXPORT_ACCEL_REDIRECT"] = "/_exports/"
+    nginx = nginx_binary() if args.front == "nginx" else None
+    if args.front == "nginx" and nginx is None:
+        sys.exit("--front nginx needs nginx (Debian: apt-get install nginx-light).")
+    app_port = free_port() if args.front == "nginx" else port
+    server = front = None
     extras: dict = {}
     try:
         started = time.monotonic()
@@ -328,9 +340,15 @@ def main() -> None:
         print(f"database {name} ready in {time.monotonic() - started:.0f} s", flush=True)
         log = open(scratch / "gunicorn.log", "w")  # noqa: SIM115 - open while the server runs
         server = subprocess.Popen(
-            [PYTHON, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--bind", f"127.0.0.1:{port}",
+            [PYTHON, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--bind",
+             f"127.0.0.1:{app_port}",
              "--access-logfile", str(scratch / "access.log")],
             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        if nginx is not None:
+            exports_dir = Path(env["EXPORT_ROOT"])
+            exports_dir.mkdir(parents=True, exist_ok=True)
+            front = nginx_start(nginx, nginx_home(scratch), port, args.workers,
+                                front_snippet(app_port, exports_dir))
         base = f"http://127.0.0.1:{port}"
         proxy = {"X-Forwarded-Proto": "https"}
         for _ in range(100):
@@ -338,7 +356,8 @@ def main() -> None:
                 if fetch(base + "/healthz", proxy)[0] == 200:
                     break
             except OSError:
-                time.sleep(0.2)
+                pass
+            time.sleep(0.2)  # refused, or nginx's 502 while gunicorn starts
         else:
             sys.exit(f"gunicorn did not answer; see {scratch / 'gunicorn.log'}")
         rows = []
@@ -383,15 +402,16 @@ def main() -> None:
             rows.append((label, page, floor, warm_queries, cold_queries,
                          cold_ms, warm_ms, export))
             print(f"  {label}: {page['rps']:.0f} req/s, floor {floor['rps']:.0f}", flush=True)
-        extras = {} if args.no_extras else measure_extras(args, base, database_url, proxy)
+        extras = {} if args.no_extras else measure_extras(args, base, database_url, proxy, scratch)
         if not args.no_extras:
             extras["rss"] = [rss_mb(pid) for pid in worker_pids(server.pid)]
             extras["redis"] = redis_bytes(args.redis, f"bench-{name}")
             extras["load"] = os.getloadavg()
     finally:
-        if server is not None:
-            os.killpg(server.pid, signal.SIGTERM)
-            server.wait(timeout=30)
+        for process in (front, server):
+            if process is not None:
+                os.killpg(process.pid, signal.SIGTERM)
+                process.wait(timeout=30)
         if drop:
             psql(args.server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         shutil.rmtree(scratch, ignore_errors=True)
@@ -401,7 +421,9 @@ def main() -> None:
           f"{platform.processor() or platform.machine()}, Python {platform.python_version()}; "
           f"{args.namespaces:,} namespaces x {args.versions} versions; gunicorn "
           f"{args.workers} sync workers; wrk {args.connections} connections, {args.repeat} x "
-          f"{args.duration} s, floor and page in turns (medians)")
+          f"{args.duration} s, floor and page in turns (medians)"
+          + ("; nginx in front (deploy/nginx-registry.conf, exports by X-Accel-Redirect)"
+             if args.front == "nginx" else ""))
     print()
     print("| page | req/s | floor req/s | ratio | p50 ms | p99 ms | floor p50 / p99 ms "
           "| SQL warm / cold | cold ms |")
@@ -430,12 +452,140 @@ def main() -> None:
         print_extras(args, extras)
 
 
-def measure_extras(args, base: str, database_url: str, proxy: dict) -> dict:
+EXPORT_FILES = ("/registry.xml", "/registry.csv", "/urn-namespaces-1.csv")
+
+NGINX_CONF = """daemon off;
+worker_processes {workers};
+pid {home}/nginx.pid;
+error_log {home}/error.log;
+events {{ worker_connections 1024; }}
+http {{
+    access_log off;
+    sendfile on;
+    tcp_nopush on;
+    keepalive_requests 1000000;
+    client_body_temp_path {home}/tmp;
+    proxy_temp_path {home}/tmp;
+    fastcgi_temp_path {home}/tmp;
+    uwsgi_temp_path {home}/tmp;
+    scgi_temp_path {home}/tmp;
+    server {{
+        listen 127.0.0.1:{port};
+{body}
+    }}
+}}
+"""
+NGINX_SNIPPET = ROOT / "deploy" / "nginx-registry.conf"
+
+
+def nginx_binary() -> str | None:
+    return shutil.which("nginx") or next(
+        (p for p in ("/usr/sbin/nginx",) if os.access(p, os.X_OK)), None)
+
+
+def nginx_home(scratch: Path) -> Path:
+    """A directory of its own, readable by nginx's workers (which drop root; the scratch
+    directory is private)."""
+    home = Path(tempfile.mkdtemp(prefix="urn-bench-nginx-", dir=scratch))
+    (home / "tmp").mkdir()
+    for folder in (scratch, home):
+        folder.chmod(0o755)
+    return home
+
+
+def nginx_start(nginx: str, home: Path, port: int, workers: int, body: str) -> subprocess.Popen:
+    (home / "nginx.conf").write_text(NGINX_CONF.format(workers=workers, home=home, port=port,
+                                                       body=body))
+    return subprocess.Popen([nginx, "-p", str(home), "-c", str(home / "nginx.conf")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+
+
+def front_snippet(app_port: int, export_root: Path) -> str:
+    """deploy/nginx-registry.conf as production includes it, with this run's gunicorn
+    address and EXPORT_ROOT in place of the deployment's two values."""
+    text = NGINX_SNIPPET.read_text()
+    for value, ours in (("http://127.0.0.1:8000;", f"http://127.0.0.1:{app_port};"),
+                        ("/var/lib/urn-registry/exports/;", f"{export_root}/;")):
+        if text.count(value) != 1:
+            sys.exit(f"{NGINX_SNIPPET} no longer has {value!r} once: update bench/load.py")
+        text = text.replace(value, ours)
+    # The benchmark's own header (bench/middleware.py), carried over like the app's.
+    return text.replace("    internal;\n", "    internal;\n    add_header X-SQL-Queries "
+                                             "$upstream_http_x_sql_queries always;\n", 1)
+
+
+def download(url: str, headers: dict) -> tuple[bytes, dict]:
+    """The body exactly as sent (urllib does not undo the gzip) and the headers."""
+    request = urllib.request.Request(url, headers=headers)  # noqa: S310 - our server
+    with urllib.request.urlopen(request, timeout=60) as response:  # noqa: S310 - our server
+        return response.read(), dict(response.headers)
+
+
+def static_reference(args, base: str, headers: dict, scratch: Path) -> list[tuple]:
+    """Each whole-registry export against nginx serving the very bytes our server sent
+    (same gzip body, type and encoding, ``sendfile`` on, as many worker processes as
+    gunicorn has), in turns with wrk: the ceiling a static file server reaches for
+    those bytes on this machine, which the export's ratio to the (tiny) floor cannot
+    show. Skipped when nginx is not installed (Debian: apt-get install nginx-light)."""
+    nginx = nginx_binary()
+    if nginx is None:
+        print("  nginx is not installed: no static-file reference", flush=True)
+        return []
+    home = nginx_home(scratch)
+    (home / "files").mkdir()
+    (home / "files").chmod(0o755)
+    locations, sizes = [], {}
+    for path in EXPORT_FILES:
+        body, got = download(base + path, headers)
+        (home / "files" / path.lstrip("/")).write_bytes(body)
+        (home / "files" / path.lstrip("/")).chmod(0o644)
+        sizes[path] = len(body)
+        encoding = got.get("Content-Encoding")
+        locations.append(
+            f'        location = {path} {{ types {{ }} default_type "{got["Content-Type"]}";'
+            + (f" add_header Content-Encoding {encoding};" if encoding else "") + " }")
+    port = free_port()
+    server = nginx_start(nginx, home, port, args.workers,
+                         f"        root {home}/files;\n" + "\n".join(locations))
+    found = []
+    try:
+        static = f"http://127.0.0.1:{port}"
+        for _ in range(50):
+            try:
+                status = fetch(static + EXPORT_FILES[0], headers)[0]
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            status = 0
+        if status != 200:
+            print(f"  nginx answered {status}: no static-file reference "
+                  f"(see {home / 'error.log'})", flush=True)
+            return []
+        for path in EXPORT_FILES:
+            theirs, ours = [], []
+            for _ in range(args.repeat):
+                theirs.append(wrk(static + path, connections=args.connections,
+                                  duration=args.duration, headers=headers))
+                ours.append(wrk(base + path, connections=args.connections,
+                                duration=args.duration, headers=headers))
+            found.append((path, sizes[path], median_run(ours), median_run(theirs)))
+            print(f"  {path}: {found[-1][2]['rps']:.0f} req/s, nginx with the same "
+                  f"{sizes[path]:,} bytes {found[-1][3]['rps']:.0f}", flush=True)
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+    return found
+
+
+def measure_extras(args, base: str, database_url: str, proxy: dict, scratch: Path) -> dict:
     headers = {**proxy, "Accept-Encoding": "gzip"}
     publisher = Publisher(database_url)
-    found: dict = {"after_publish": [], "storm": []}
+    found: dict = {"after_publish": [], "storm": [],
+                   "static": static_reference(args, base, headers, scratch)}
     try:
-        for path in ("/registry.xml", "/registry.csv", "/urn-namespaces-1.csv"):
+        for path in EXPORT_FILES:
             fetch(base + path, headers)  # this generation built and served once
             publisher.publish()
             slowest, statuses = first_answers(base + path, headers, args.connections)
@@ -468,6 +618,17 @@ def print_extras(args, extras: dict) -> None:
     load = extras["load"]
     print(f"Load average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     print()
+    if extras["static"]:
+        print("| export | bytes (gzip) | req/s | nginx, same bytes, req/s | x nginx "
+              "| p50 / p99 ms | nginx p50 / p99 ms |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
+        for path, size, ours, theirs in extras["static"]:
+            bad = sum(run["errors"] + run["timeouts"] for run in (ours, theirs))
+            print(f"| {path} | {size:,} | {ours['rps']:.0f}"
+                  + (f" ({bad} errors)" if bad else "") + f" | {theirs['rps']:.0f} "
+                  f"| {ours['rps'] / theirs['rps']:.2f} | {ours['p50']:.1f} / {ours['p99']:.1f} "
+                  f"| {theirs['p50']:.1f} / {theirs['p99']:.1f} |")
+        print()
     print(f"| after a publish | slowest of {args.connections} first answers ms | statuses |")
     print("| --- | --- | --- |")
     for path, slowest, statuses in extras["after_publish"]:

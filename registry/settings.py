@@ -8,12 +8,14 @@ start-up error (see registry/env.py and docs/operations.md's configuration table
 
 from __future__ import annotations
 
+import re
 import secrets
 from email.utils import parseaddr
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 from registry.env import IS_PRODUCTION, env_bool, env_int, env_list, env_str
 from registry.proxies import parse_networks
@@ -304,6 +306,14 @@ FIXTURE_DIRS = [BASE_DIR / "fixtures"]
 # a build in progress before a 503 with Retry-After.
 EXPORT_ROOT = Path(env_str("EXPORT_ROOT", str(BASE_DIR / "var" / "exports")))
 EXPORT_WAIT_SECONDS = env_int("EXPORT_WAIT_SECONDS", 30)
+# Behind nginx (deploy/nginx-registry.conf), an export is answered with X-Accel-Redirect
+# to this internal location, which serves EXPORT_ROOT; empty (the default): gunicorn sends
+# the file itself (sendfile).
+EXPORT_ACCEL_REDIRECT = env_str("EXPORT_ACCEL_REDIRECT", "")
+if EXPORT_ACCEL_REDIRECT and not re.fullmatch(r"(?:/[A-Za-z0-9_.-]+)+/", EXPORT_ACCEL_REDIRECT):
+    raise ImproperlyConfigured(
+        f"EXPORT_ACCEL_REDIRECT is a path such as /_exports/ (with both slashes), not "
+        f"{EXPORT_ACCEL_REDIRECT!r}")
 
 # Sessions read from the cache (Redis in production) and written through to the
 # database: a signed-in request costs no session query, and a session stays revocable

@@ -61,6 +61,13 @@ def test_a_malformed_boolean_is_an_error_not_a_guess():
     assert "DEBUG must be a boolean" in result.stderr
 
 
+@pytest.mark.parametrize("value", ["_exports", "/_exports", "//", "/a b/", "http://x/"])
+def test_a_malformed_x_accel_redirect_location_is_refused(value):
+    result = manage("check", env={"EXPORT_ACCEL_REDIRECT": value})
+    assert result.returncode != 0
+    assert "EXPORT_ACCEL_REDIRECT is a path such as /_exports/" in result.stderr
+
+
 def test_no_secret_is_committed():
     tracked = subprocess.run(["git", "ls-files"], cwd=settings.BASE_DIR, capture_output=True,
                              text=True).stdout.split()

@@ -138,6 +138,12 @@ def build_exports() -> Path:
         _write_documents(partial, built[-1][1] if built else None)
         changed_at = generation.changed_at.isoformat() if generation.changed_at else None
         (partial / _META).write_text(json.dumps({"changed_at": changed_at}))
+        if generation.changed_at is not None:
+            # A file server sending them (X-Accel-Redirect behind nginx) dates them by
+            # their modification time: the generation's change, as the app does.
+            stamp = generation.changed_at.timestamp()
+            for built_file in partial.iterdir():
+                os.utime(built_file, (stamp, stamp))
     partial.rename(target)
     _prune(root, generation)
     return target
@@ -339,9 +345,18 @@ def export_response(request: HttpRequest, name: str) -> HttpResponseBase:
     if _not_modified(request, tag, changed_at):
         response = HttpResponseNotModified()
     else:
-        # Opened before any prune can remove it: an open file stays readable.
-        response = FileResponse(open(zipped if gzipped else path, "rb"),  # noqa: SIM115
-                                content_type=export.content_type)
+        sent = zipped if gzipped else path
+        if settings.EXPORT_ACCEL_REDIRECT:
+            # Behind nginx (deploy/nginx-registry.conf): nginx sends the file and this
+            # worker is free at once. A generation's directory is kept while it may be
+            # asked for (the newest two), and its name never changes.
+            response = HttpResponse(content_type=export.content_type)
+            response["X-Accel-Redirect"] = (
+                f"{settings.EXPORT_ACCEL_REDIRECT}{directory.name}/{sent.name}")
+        else:
+            # Opened before any prune can remove it: an open file stays readable.
+            response = FileResponse(open(sent, "rb"),  # noqa: SIM115
+                                    content_type=export.content_type)
         if export.download_name:
             response["Content-Disposition"] = f'inline; filename="{export.download_name}"'
         else:

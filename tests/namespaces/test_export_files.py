@@ -6,11 +6,14 @@ kept."""
 import datetime as dt
 import gzip
 import io
+import re
 import threading
 import xml.etree.ElementTree as ET  # noqa: S405 - parses our own output
+from pathlib import Path
 
 import pytest
 from django.db import connection, transaction
+from django.utils.http import http_date
 from lxml import etree
 
 from registry.namespaces import export_files, exports
@@ -55,6 +58,45 @@ def test_every_export_is_streamed_from_its_file(client, registry):
         assert response.getvalue() == (directory / name).read_bytes()
         assert gzip.decompress((directory / f"{name}.gz").read_bytes()) == (
             directory / name).read_bytes()
+
+
+@pytest.mark.parametrize("gzip_asked", [False, True])
+def test_behind_nginx_an_export_names_its_file_for_x_accel_redirect(client, registry, settings,
+                                                                      gzip_asked):
+    """EXPORT_ACCEL_REDIRECT: no body, the file of this generation named for nginx's
+    internal location, with the headers nginx carries over (deploy/nginx-registry.conf);
+    the files dated by the generation's change, as nginx's Last-Modified will be."""
+    settings.EXPORT_ACCEL_REDIRECT = "/_exports/"
+    headers = {"HTTP_ACCEPT_ENCODING": "gzip"} if gzip_asked else {}
+    for name, export in export_files.EXPORTS.items():
+        response = client.get(f"/{name}", **headers)
+        assert response.status_code == 200 and not response.streaming, name
+        assert response.content == b""
+        generation = current_generation()
+        sent = f"{name}.gz" if gzip_asked else name
+        assert response["X-Accel-Redirect"] == f"/_exports/{generation.exports_key}/{sent}"
+        assert response["Content-Type"] == export.content_type
+        assert response.get("Content-Encoding") == ("gzip" if gzip_asked else None)
+        assert "Accept-Encoding" in response["Vary"] and response["ETag"]
+        file = export_files.export_root() / generation.exports_key / sent
+        assert response["Last-Modified"] == http_date(file.stat().st_mtime)
+        assert file.stat().st_mtime == generation.changed_at.timestamp()
+        again = client.get(f"/{name}", HTTP_IF_NONE_MATCH=response["ETag"], **headers)
+        assert again.status_code == 304 and "X-Accel-Redirect" not in again
+
+
+def test_the_nginx_snippet_sends_what_the_app_names(client, registry, settings):
+    """deploy/nginx-registry.conf: its internal location is the setting's example, and it
+    carries over every header the app sets on an export that nginx would drop."""
+    text = (Path(__file__).resolve().parents[2] / "deploy" / "nginx-registry.conf").read_text()
+    assert "location /_exports/ {\n    internal;" in text
+    carried = set(re.findall(r"add_header ([A-Za-z-]+) \$upstream_http_", text))
+    kept_by_nginx = {"Content-Type", "Content-Disposition", "Cache-Control"}
+    settings.EXPORT_ACCEL_REDIRECT = "/_exports/"
+    response = client.get("/registry.xml", HTTP_ACCEPT_ENCODING="gzip")
+    sent = {name for name in response.headers if name not in ("Content-Length",
+                                                              "X-Accel-Redirect")}
+    assert sent - kept_by_nginx - {"Last-Modified"} <= carried
 
 
 def test_a_change_serialises_only_the_changed_record(client, registry, staff, serialised):
