@@ -140,6 +140,10 @@ def prepare_database(env: dict[str, str], namespaces: int, versions: int) -> Non
         "--prefix", PREFIX, env=env)
     run(*manage, "collectstatic", "--noinput", "--verbosity", "0", env=env)
     run(*manage, "build_exports", env=env)
+    # As a database that has been running a while is (autovacuum): the visibility map
+    # set, so the registry page's counts are index-only scans (57 ms at 100,000 on a
+    # freshly seeded database, 11 ms after this).
+    psql(env["DATABASE_URL"], "VACUUM (ANALYZE)")
 
 
 def database_exists(admin_url: str, name: str) -> bool:
