@@ -107,6 +107,14 @@ starts_component(const Py_UCS1 *t, Py_ssize_t i, Py_ssize_t n)
     return i < n && ((t[i] < 128 && PCHAR[t[i]]) || t[i] == '%');
 }
 
+/* A component from ``start`` (first character pchar or "%", then its run): its end, or
+ * -1 when there is none there or a "%" does not begin a percent-encoding. */
+static Py_ssize_t
+component(const Py_UCS1 *t, Py_ssize_t start, Py_ssize_t n, int kind)
+{
+    return starts_component(t, start, n) ? run(t, start, n, kind) : -1;
+}
+
 static PyObject *
 ascii_string(const Py_UCS1 *p, Py_ssize_t len)
 {
@@ -253,30 +261,21 @@ check(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         Py_RETURN_NONE;
     /* NSS = pchar *(pchar / "/") */
     Py_ssize_t nss_start = i + 1;
-    if (!starts_component(t, nss_start, n))
-        Py_RETURN_NONE;
-    Py_ssize_t nss_end = run(t, nss_start, n, RUN_NSS);
+    Py_ssize_t nss_end = component(t, nss_start, n, RUN_NSS);
     if (nss_end < 0)
         Py_RETURN_NONE;
+    /* [ "?+" r-component ] [ "?=" q-component ] [ "#" f-component ] */
     Py_ssize_t r_start = -1, r_end = -1, q_start = -1, q_end = -1, f_start = -1;
     i = nss_end;
     if (i + 1 < n && t[i] == '?' && t[i + 1] == '+') {
         r_start = i + 2;
-        if (!starts_component(t, r_start, n))
+        if ((i = r_end = component(t, r_start, n, RUN_R)) < 0)
             Py_RETURN_NONE;
-        r_end = run(t, r_start, n, RUN_R);
-        if (r_end < 0)
-            Py_RETURN_NONE;
-        i = r_end;
     }
     if (i + 1 < n && t[i] == '?' && t[i + 1] == '=') {
         q_start = i + 2;
-        if (!starts_component(t, q_start, n))
+        if ((i = q_end = component(t, q_start, n, RUN_Q)) < 0)
             Py_RETURN_NONE;
-        q_end = run(t, q_start, n, RUN_Q);
-        if (q_end < 0)
-            Py_RETURN_NONE;
-        i = q_end;
     }
     if (i < n && t[i] == '#') {
         f_start = i + 1;
