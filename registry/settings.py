@@ -310,7 +310,8 @@ EXPORT_WAIT_SECONDS = env_int("EXPORT_WAIT_SECONDS", 30)
 # to this internal location, which serves EXPORT_ROOT; empty (the default): gunicorn sends
 # the file itself (sendfile).
 EXPORT_ACCEL_REDIRECT = env_str("EXPORT_ACCEL_REDIRECT", "")
-if EXPORT_ACCEL_REDIRECT and not re.fullmatch(r"(?:/[A-Za-z0-9_.-]+)+/", EXPORT_ACCEL_REDIRECT):
+if EXPORT_ACCEL_REDIRECT and not re.fullmatch(r"(?:/(?!\.+/)[A-Za-z0-9_.-]+)+/",
+                                               EXPORT_ACCEL_REDIRECT):
     raise ImproperlyConfigured(
         f"EXPORT_ACCEL_REDIRECT is a path such as /_exports/ (with both slashes), not "
         f"{EXPORT_ACCEL_REDIRECT!r}")

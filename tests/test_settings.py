@@ -61,7 +61,8 @@ def test_a_malformed_boolean_is_an_error_not_a_guess():
     assert "DEBUG must be a boolean" in result.stderr
 
 
-@pytest.mark.parametrize("value", ["_exports", "/_exports", "//", "/a b/", "http://x/"])
+@pytest.mark.parametrize("value", ["_exports", "/_exports", "//", "/a b/", "http://x/",
+                                   "/_exports/../x/", "/./"])
 def test_a_malformed_x_accel_redirect_location_is_refused(value):
     result = manage("check", env={"EXPORT_ACCEL_REDIRECT": value})
     assert result.returncode != 0

@@ -80,6 +80,7 @@ EXPORTS: dict[str, Export] = {
 }
 IANA_CSV = {"formal": "urn-namespaces-1.csv", "informal": "urn-namespaces-2.csv"}
 KEEP_GENERATIONS = 2
+KEEP_SECONDS = 5  # and every generation built more recently than this
 # Bump when a fragment's serialisation changes: every stored fragment is then remade.
 FRAGMENT_FORMAT = "2"
 CHUNK = 2000
@@ -283,8 +284,16 @@ def _built(generation: Generation) -> list[tuple[int, Path]]:
 
 
 def _prune(root: Path, generation: Generation) -> None:
+    """Remove all but the newest KEEP_GENERATIONS directories, and none built in the
+    last KEEP_SECONDS: a request may have chosen one of those a moment ago and still be
+    sending it (behind nginx, which opens the file after the app has answered)."""
+    recent = time.time() - KEEP_SECONDS
     for _, old in _built(generation)[:-KEEP_GENERATIONS]:
-        shutil.rmtree(old, ignore_errors=True)
+        try:
+            if old.stat().st_mtime < recent:
+                shutil.rmtree(old, ignore_errors=True)
+        except FileNotFoundError:  # another builder pruned it
+            pass
 
 
 def build_current_exports() -> Path:

@@ -193,7 +193,7 @@ run_dfa(PyObject *classes, PyObject *trans, PyObject *accept, Py_ssize_t nclasse
         const Py_UCS1 *nss, Py_ssize_t len)
 {
     if (!PyBytes_Check(classes) || !PyBytes_Check(trans) || !PyBytes_Check(accept)
-        || PyBytes_GET_SIZE(classes) != 128 || nclasses <= 0) {
+        || PyBytes_GET_SIZE(classes) != 128 || nclasses <= 0 || nclasses > 256) {
         PyErr_SetString(PyExc_ValueError, "malformed profile table");
         return -1;
     }
@@ -202,7 +202,9 @@ run_dfa(PyObject *classes, PyObject *trans, PyObject *accept, Py_ssize_t nclasse
     const char *acc = PyBytes_AS_STRING(accept);
     Py_ssize_t nstates = PyBytes_GET_SIZE(accept);
     Py_ssize_t trlen = PyBytes_GET_SIZE(trans);
-    if (nstates < 2 || trlen != nstates * nclasses * 2) {
+    /* nclasses <= 256 (a class is a byte), so this product stays far from overflow
+     * for any table a bytes object can hold. */
+    if (nstates < 2 || nstates > PY_SSIZE_T_MAX / 512 || trlen != nstates * nclasses * 2) {
         PyErr_SetString(PyExc_ValueError, "malformed profile table");
         return -1;
     }

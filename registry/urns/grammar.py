@@ -37,6 +37,7 @@ from registry.urns.grammar_tree import Alt, Chars, Node, Ref, Repeat, Rule, Seq,
 MAX_GRAMMAR_CHARS = 10_000
 MAX_NFA_STATES = 20_000
 MAX_TABLE_STATES = 2048  # the whole ASCII DFA handed to registry/urns/_speedups.c
+MAX_TABLE_WORK = 6_000_000  # NFA states visited to build it, at most (under a second)
 MAX_REPEAT = 1000  # RE2's own limit on {m,n}
 MAX_DFA_STATES = 4096  # per grammar: the lazily built DFA of the diagnosis
 WALK_FIRST = 24  # characters: up to this, the DFA walk takes no longer than a call of RE2
@@ -56,7 +57,9 @@ class GrammarError(ValueError):
 
 
 def _case_insensitive(ch: str) -> frozenset[int]:
-    return frozenset({ord(ch.lower()), ord(ch.upper())})
+    """The character and its other cases. A case that is more than one character ("ß"
+    upper-cased is "SS") is not a case of one character: it is left out."""
+    return frozenset(ord(c) for c in (ch, ch.lower(), ch.upper()) if len(c) == 1)
 
 
 def _literal(text: str, *, sensitive: bool) -> Node:
@@ -558,7 +561,8 @@ class Grammar:
         treats alike share one), ``trans`` (per state and class the next state, 16-bit
         little-endian; state 0 is dead, 1 the start), ``accept`` (a byte per state) and
         the number of classes. None when it would have more than MAX_TABLE_STATES states
-        (the Python path then checks that profile). Built once per profile, by subset
+        or when building it would visit more than MAX_TABLE_WORK NFA states (the Python
+        path then checks that profile). Built once per profile, on its first URN, by subset
         construction over the classes: states x classes steps, each bounded by the NFA."""
         edges = self._nfa.edges
         takes: list[set[int]] = [set() for _ in range(128)]
@@ -581,11 +585,15 @@ class Grammar:
         order = [frozenset(), start]
         rows = array("H")
         at = 0
+        work = 0
         while at < len(order):
             current = order[at]
             for taking in members:
                 moved = {edges[s][1] for s in current & taking}  # type: ignore[index]
                 target = frozenset(self._nfa.closure(moved)) if moved else frozenset()
+                work += len(current) + len(target)
+                if work > MAX_TABLE_WORK:  # a grammar whose table costs too much to build
+                    return None
                 found = ids.get(target)
                 if found is None:
                     if len(order) >= MAX_TABLE_STATES:

@@ -90,6 +90,8 @@ def test_the_nginx_snippet_sends_what_the_app_names(client, registry, settings):
     carries over every header the app sets on an export that nginx would drop."""
     text = (Path(__file__).resolve().parents[2] / "deploy" / "nginx-registry.conf").read_text()
     assert "location /_exports/ {\n    internal;" in text
+    internal = text[text.index("location /_exports/ {"):]
+    assert "gzip off;" in internal  # the .gz files are not compressed twice
     carried = set(re.findall(r"add_header ([A-Za-z-]+) \$upstream_http_", text))
     kept_by_nginx = {"Content-Type", "Content-Disposition", "Cache-Control"}
     settings.EXPORT_ACCEL_REDIRECT = "/_exports/"
@@ -138,13 +140,25 @@ def test_the_assembled_xml_is_the_whole_tree_indented(client, registry, staff):
     assert [name.text for name in formal][-1] == "zzlast"  # IANA's order: by NID
 
 
-def test_only_the_newest_two_generations_are_kept(client, registry, staff):
+def test_only_the_newest_two_generations_are_kept(client, registry, staff, monkeypatch):
+    monkeypatch.setattr(export_files, "KEEP_SECONDS", -1)
     keys = []
     for nid in ("one", "two", "three"):
         register(nid, staff)
         keys.append(current_generation().exports_key)
         assert client.get("/registry.xml").status_code == 200
     assert built_generations() == sorted(keys[-2:])
+
+
+def test_a_generation_built_a_moment_ago_is_kept_for_whoever_chose_it(client, registry, staff):
+    """Behind nginx the app names a directory and nginx opens the file afterwards: a
+    directory built within KEEP_SECONDS stays, even past the newest two."""
+    keys = []
+    for nid in ("one", "two", "three"):
+        register(nid, staff)
+        keys.append(current_generation().exports_key)
+        assert client.get("/registry.xml").status_code == 200
+    assert set(keys) <= set(built_generations())
 
 
 def test_a_request_waits_for_the_builder_with_a_bound(client, registry, settings):

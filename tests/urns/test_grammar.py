@@ -141,3 +141,26 @@ def test_the_diagnosis_stays_right_when_its_cache_of_states_starts_afresh():
         bad = text + "c"
         miss = grammar.mismatch(bad)
         assert miss is not None and miss.offset == len(text)
+
+
+@pytest.mark.parametrize("data", [
+    {"syntax": {"regex": "(?i)ß", "cite": "a test"}},
+    {"syntax": {"abnf": 'nss = "ß" / "ﬀ"', "cite": "a test"}},
+])
+def test_a_character_whose_other_case_is_two_characters_is_not_a_crash(data):
+    """"ß" upper-cased is "SS": not a case of one character, so left out, never a 500
+    on the profile form."""
+    from registry.urns.profiles import profile_problems
+
+    assert profile_problems(data, "ab") == []
+
+
+def test_a_table_too_costly_to_build_is_given_up_and_the_python_path_checks():
+    """A grammar whose whole ASCII DFA would cost seconds to build (about 19,000 NFA
+    states, every state a closure of thousands) is refused by the work bound, not built
+    inside a request."""
+    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+    parts = "".join(f"[{(letters[3 * i:] + letters[:3 * i])[:31]}](?:z?){{235}}"
+                    for i in range(20))
+    grammar = compile_syntax("regex", f"[{letters}]*[{letters[:31]}]{parts}")
+    assert grammar.ascii_table() is None
