@@ -61,7 +61,14 @@ def test_the_harness_catches_a_quadratic_pattern():
         return quadratic.findall(text)
 
     family = Family("'[' repeated", "[")
-    assert measure(parse, family, 3_000, runs=3).ratio > THRESHOLD
+    # The highest of up to three measures: load on a shared machine can slow the smaller
+    # input's run and hide a quadratic ratio once (2.3 seen in CI), never three times.
+    ratios = []
+    for _ in range(3):
+        ratios.append(measure(parse, family, 3_000, runs=3).ratio)
+        if ratios[-1] > THRESHOLD:
+            break
+    assert max(ratios) > THRESHOLD, ratios
 
 
 # The shapes issue 20 reproduced (cubic heading, quadratic "<?" and "<name>"), and the
