@@ -30,6 +30,7 @@ rebuild documents that did not change, and their validators stay the same.
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -342,13 +343,11 @@ def export_response(request: HttpRequest, name: str) -> HttpResponseBase:
                             status=503, content_type="text/plain; charset=utf-8")
         busy["Retry-After"] = "2"
         return busy
-    meta = json.loads((directory / _META).read_text())
-    changed_at = datetime.fromisoformat(meta["changed_at"]) if meta["changed_at"] else None
-    tag = hashlib.sha256(f"{directory.name}/{name}".encode()).hexdigest()[:24]
+    changed_at, last_modified, tag, has_gzip = _served_facts(str(directory), name)
     path = directory / name
     zipped = path.with_name(name + ".gz")
-    gzipped = bool(_ACCEPTS_GZIP.search(request.META.get("HTTP_ACCEPT_ENCODING", "")))
-    gzipped = gzipped and zipped.is_file()
+    gzipped = has_gzip and bool(
+        _ACCEPTS_GZIP.search(request.META.get("HTTP_ACCEPT_ENCODING", "")))
     etag = f'"{tag}-gz"' if gzipped else f'"{tag}"'
     response: HttpResponseBase
     if _not_modified(request, tag, changed_at):
@@ -375,9 +374,21 @@ def export_response(request: HttpRequest, name: str) -> HttpResponseBase:
         response["Cache-Control"] = "public, no-cache"
     patch_vary_headers(response, ["Accept-Encoding"])
     response["ETag"] = etag
-    if changed_at is not None:
-        response["Last-Modified"] = http_date(changed_at.timestamp())
+    if last_modified is not None:
+        response["Last-Modified"] = last_modified
     return response
+
+
+@functools.lru_cache(maxsize=64)
+def _served_facts(directory: str, name: str) -> tuple[datetime | None, str | None, str, bool]:
+    """(changed_at, Last-Modified, ETag base, has a .gz) of one export of one built
+    generation, read once per process: a generation's directory never changes once it is
+    renamed into place, and its name (the generation key) is never reused."""
+    meta = json.loads((Path(directory) / _META).read_text())
+    changed_at = datetime.fromisoformat(meta["changed_at"]) if meta["changed_at"] else None
+    tag = hashlib.sha256(f"{Path(directory).name}/{name}".encode()).hexdigest()[:24]
+    return (changed_at, http_date(changed_at.timestamp()) if changed_at else None, tag,
+            (Path(directory) / f"{name}.gz").is_file())
 
 
 def export_bytes(name: str) -> bytes:
