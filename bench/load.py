@@ -483,8 +483,8 @@ NGINX_SNIPPET = ROOT / "deploy" / "nginx-registry.conf"
 
 
 def nginx_binary() -> str | None:
-    return shutil.which("nginx") or next(
-        (p for p in ("/usr/sbin/nginx",) if os.access(p, os.X_OK)), None)
+    # Debian's is in /usr/sbin, which a non-root PATH may not hold.
+    return shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin")
 
 
 def nginx_home(scratch: Path) -> Path:

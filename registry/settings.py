@@ -196,8 +196,6 @@ CACHES = {"default": _cache(REDIS_URL, "default"), "public": _cache(CACHE_URL, "
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", not CELERY_BROKER_URL)
 if IS_PRODUCTION and CELERY_TASK_ALWAYS_EAGER:
-    from django.core.exceptions import ImproperlyConfigured
-
     raise ImproperlyConfigured("Set CELERY_BROKER_URL (or REDIS_URL) in production.")
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_TASK_ACKS_LATE = True
@@ -260,8 +258,6 @@ MAIL_IMAP_FOLDER = env_str("MAIL_IMAP_FOLDER", "INBOX")
 MAIL_IMAP_POLL_SECONDS = env_int("MAIL_IMAP_POLL_SECONDS", 300)
 if MAIL_IMAP_HOST:
     if not (MAIL_IMAP_USER and MAIL_IMAP_PASSWORD):
-        from django.core.exceptions import ImproperlyConfigured
-
         raise ImproperlyConfigured("MAIL_IMAP_HOST is set: set MAIL_IMAP_USER and "
                                    "MAIL_IMAP_PASSWORD too.")
     CELERY_BEAT_SCHEDULE["poll-imap-mailbox"] = {
@@ -282,13 +278,9 @@ REVIEW_IDLE_REMINDER_DAYS = env_int("REVIEW_IDLE_REMINDER_DAYS", 7)
 SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000", required_in_production=True)
 _site = urlsplit(SITE_URL)
 if _site.scheme not in ("http", "https") or not _site.hostname or _site.path not in ("", "/"):
-    from django.core.exceptions import ImproperlyConfigured
-
     raise ImproperlyConfigured(f"SITE_URL must be like https://registry.example.org, "
                                f"not {SITE_URL!r}.")
 if IS_PRODUCTION and _site.scheme != "https":
-    from django.core.exceptions import ImproperlyConfigured
-
     raise ImproperlyConfigured("SITE_URL must start with https:// in production.")
 SITE_NAME = env_str("SITE_NAME", "URN Namespace Registry")
 ACCOUNT_EMAIL_SUBJECT_PREFIX = f"[{SITE_NAME}] "
@@ -353,8 +345,6 @@ BEHIND_PROXY = env_bool("BEHIND_PROXY", IS_PRODUCTION)
 TRUSTED_PROXIES = env_list("TRUSTED_PROXIES", [])
 TRUSTED_PROXY_NETWORKS = parse_networks(TRUSTED_PROXIES)
 if IS_PRODUCTION and BEHIND_PROXY and not TRUSTED_PROXIES:
-    from django.core.exceptions import ImproperlyConfigured
-
     raise ImproperlyConfigured(
         "Set TRUSTED_PROXIES to the address(es) of the reverse proxy in front of the app "
         "(e.g. 127.0.0.1), or BEHIND_PROXY=false if clients connect to it directly.")

@@ -356,8 +356,8 @@ def export_response(request: HttpRequest, name: str) -> HttpResponseBase:
         sent = zipped if gzipped else path
         if settings.EXPORT_ACCEL_REDIRECT:
             # Behind nginx (deploy/nginx-registry.conf): nginx sends the file and this
-            # worker is free at once. A generation's directory is kept while it may be
-            # asked for (the newest two), and its name never changes.
+            # worker is free at once. _prune keeps the directory while nginx may still
+            # open it (the newest two, and any built within KEEP_SECONDS).
             response = HttpResponse(content_type=export.content_type)
             response["X-Accel-Redirect"] = (
                 f"{settings.EXPORT_ACCEL_REDIRECT}{directory.name}/{sent.name}")

@@ -15,7 +15,7 @@ either (``URN_SPEEDUPS=0`` turns the C off).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import NamedTuple
 
@@ -70,16 +70,13 @@ def _load_speedups() -> ModuleType | None:
 _speedups = _load_speedups()
 ACCELERATED = _speedups is not None
 
+check: Callable[[str, dict[str, Profile]], Checked] = check_python
 if _speedups is not None:
     _fast = _speedups.check
 
     def check(text: str, profiles: dict[str, Profile]) -> Checked:
         """The URN checked with its profile (``profiles``: a dict from a NID in lower
-        case to its profile). Raises ``URNSyntaxError`` when ``text`` is not a URN."""
+        case to its profile), in C where the C takes it, else as ``check_python``.
+        Raises ``URNSyntaxError`` when ``text`` is not a URN."""
         found = _fast(text, profiles)
         return found if found is not None else check_python(text, profiles)
-else:
-    def check(text: str, profiles: dict[str, Profile]) -> Checked:
-        """The URN checked with its profile (``profiles``: a dict from a NID in lower
-        case to its profile). Raises ``URNSyntaxError`` when ``text`` is not a URN."""
-        return check_python(text, profiles)

@@ -34,7 +34,12 @@ accepts ``(?:a*)*b``, on which ``re`` takes exponential time.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from registry.urns.grammar_tree import Alt, Chars, Node, Ref, Repeat, Rule, Seq, code_ranges
+
+T = TypeVar("T")
 
 END = -1  # the end of the text, in FIRST/FOLLOW sets
 
@@ -45,13 +50,16 @@ class _Analysis:
         self._first: dict[int, frozenset[int]] = {}
         self._keep: list[Node] = []  # the ids above stay valid while this lives
 
-    def nullable(self, node: Node) -> bool:
+    def _memo(self, table: dict[int, T], compute: Callable[[Node], T], node: Node) -> T:
         key = id(node)
-        known = self._nullable.get(key)
+        known = table.get(key)
         if known is None:
-            known = self._nullable[key] = self._compute_nullable(node)
+            known = table[key] = compute(node)
             self._keep.append(node)
         return known
+
+    def nullable(self, node: Node) -> bool:
+        return self._memo(self._nullable, self._compute_nullable, node)
 
     def _compute_nullable(self, node: Node) -> bool:
         if isinstance(node, Chars):
@@ -67,12 +75,7 @@ class _Analysis:
         raise TypeError(f"unresolved rule {node!r}")
 
     def first(self, node: Node) -> frozenset[int]:
-        key = id(node)
-        known = self._first.get(key)
-        if known is None:
-            known = self._first[key] = self._compute_first(node)
-            self._keep.append(node)
-        return known
+        return self._memo(self._first, self._compute_first, node)
 
     def _compute_first(self, node: Node) -> frozenset[int]:
         if isinstance(node, Chars):

@@ -211,9 +211,13 @@ def _upper_match(m: re.Match[str]) -> str:
     return m.group().upper()
 
 
-def _first_part_lower(nss: str) -> str:
-    head, sep, tail = nss.partition(":")
-    return _outside_pct(head, str.lower) + sep + tail
+def _lower_up_to(separator: str) -> Callable[[str], str]:
+    """The step that lower-cases the NSS up to its first ``separator`` (a prefix, a
+    first part), outside its percent-encodings."""
+    def step(nss: str) -> str:
+        head, sep, tail = nss.partition(separator)
+        return _outside_pct(head, str.lower) + sep + tail
+    return step
 
 
 _VERS_0 = re.compile(r";vers=0(?=;|$)", re.IGNORECASE)
@@ -239,11 +243,6 @@ def _lower_hex(nss: str) -> str:
     return _translate_hex(nss) if "%" not in nss else _outside_pct(nss, _translate_hex)
 
 
-def _lower_prefix(nss: str) -> str:
-    head, sep, tail = nss.partition("-")
-    return _outside_pct(head, str.lower) + sep + tail
-
-
 # name -> (what it does, the function on the NSS; the scheme and NID are already lower case).
 # A percent-encoding's hex digits stay upper case (RFC 8141 section 3.1); "-" and "x" are
 # never inside one, so their steps apply to the whole NSS.
@@ -253,14 +252,14 @@ STEPS: dict[str, tuple[str, Callable[[str], str]]] = {
                              _lower),
     "case-insensitive-prefix": (
         "compare the NSS up to its first hyphen (a prefix such as a country code) "
-        "case-insensitively", _lower_prefix),
+        "case-insensitively", _lower_up_to("-")),
     "remove-hyphens": ("remove every hyphen from the NSS", methodcaller("replace", "-", "")),
     "uppercase-x": ("upper-case the letter x (a check character) in the NSS",
                     methodcaller("replace", "x", "X")),
     "lowercase-hex": ("lower-case the hexadecimal digits A-F in the NSS", _lower_hex),
     "case-insensitive-first-part": (
         "compare the NSS up to its first colon (a provider, a standard's or a category's "
-        "name) case-insensitively", _first_part_lower),
+        "name) case-insensitively", _lower_up_to(":")),
     "ignore-vers-0": ("ignore a \";vers=0\" parameter, the default version",
                       lambda nss: _VERS_0.sub("", nss)),
     "ignore-update-flag": ("ignore a final update flag (A or U) after the revision number that "
