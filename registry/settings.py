@@ -18,7 +18,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from registry.env import IS_PRODUCTION, env_bool, env_int, env_list, env_str
-from registry.proxies import parse_networks
+from registry.proxies import UNIX_SOCKET, parse_networks
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -166,9 +166,12 @@ ACCOUNT_FORMS = {
     "add_email": "registry.accounts.forms.AddEmailForm",
     "reset_password": "registry.accounts.forms.ResetPasswordForm",
 }
-# Brute force: allauth counts failed log-ins per IP and per account in the cache.
+# Brute force: allauth counts failed log-ins in the cache, per address and per account
+# and address together ("key": the adapter makes it both), and, from addresses that never
+# signed in to the account, per account (registry/accounts/throttle.py).
 ACCOUNT_RATE_LIMITS = {
     "login_failed": env_str("LOGIN_FAILED_RATE_LIMIT", "10/m/ip,5/5m/key"),
+    "login_failed_account": env_str("LOGIN_ACCOUNT_CEILING", "50/h/key"),
 }
 LOGIN_REDIRECT_URL = "review:my-requests"  # the adapter sends experts and staff to their queue
 ACCOUNT_LOGOUT_REDIRECT_URL = "namespaces:registry"
@@ -344,6 +347,9 @@ MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
 BEHIND_PROXY = env_bool("BEHIND_PROXY", IS_PRODUCTION)
 TRUSTED_PROXIES = env_list("TRUSTED_PROXIES", [])
 TRUSTED_PROXY_NETWORKS = parse_networks(TRUSTED_PROXIES)
+# "unix" among them: gunicorn listens on a Unix socket (BIND=unix:...) and its peer,
+# which has no address, is the proxy (only who may write the socket can connect).
+TRUSTED_PROXY_UNIX_SOCKET = UNIX_SOCKET in (entry.lower() for entry in TRUSTED_PROXIES)
 if IS_PRODUCTION and BEHIND_PROXY and not TRUSTED_PROXIES:
     raise ImproperlyConfigured(
         "Set TRUSTED_PROXIES to the address(es) of the reverse proxy in front of the app "
@@ -389,6 +395,9 @@ RATE_LIMITS = {
     "search": env_str("RATE_LIMIT_SEARCH", "60/m"),
 }
 RATELIMIT_VIEW = "registry.protection.too_many_requests"
+# What a visitor is counted as: the address for IPv4 (an IPv4-mapped IPv6 one too), the
+# /64 for IPv6 (registry/proxies.py, the same key allauth's throttles use).
+RATELIMIT_IP_META_KEY = "registry.proxies.client_key"
 
 LOGGING = {
     "version": 1,
