@@ -13,6 +13,9 @@ old generation's entries are simply never asked for again.
 - ``public_document`` caches a whole export or API response, with its gzip form,
   and answers with ETag / Last-Modified and 304 Not Modified.
 
+Which form a client gets (gzip, identity, or a 406 when it refuses both), each form's
+ETag and If-None-Match are registry/http_semantics.py's, by RFC 9110.
+
 Entries live in Django's "public" cache (a Redis of its own in production, CACHE_URL,
 shared by every process) and, for the current generation, in a small per-process
 store in front of it.
@@ -54,6 +57,13 @@ from django.utils.connection import ConnectionProxy
 from django.utils.http import http_date, parse_http_date_safe
 
 from registry.accounts.signed_in import navigation
+from registry.http_semantics import (
+    GZIP,
+    negotiate_encoding,
+    none_match,
+    not_acceptable,
+    representation_etag,
+)
 from registry.namespaces.query_params import NO_QUERY, Query
 from registry.release import current_release
 
@@ -68,7 +78,6 @@ SLOT_TEMPLATES = {
 }
 CACHE_SECONDS = 24 * 60 * 60  # an entry is useless after the next change anyway
 LOCAL_MAX_BYTES = 64 * 1024 * 1024  # per process
-_ACCEPTS_GZIP = re.compile(r"\bgzip\b")
 # Response headers kept with a cached document.
 _KEPT_HEADERS = ("Content-Type", "Content-Disposition")
 
@@ -319,7 +328,10 @@ def _signed_in_response(request: HttpRequest, key: str | None,
         else:  # not a slot of this page, or one already filled: left as it was
             slots.append(f"<!--slot:{name}-->".encode())
     texts: list[bytes] = segments["texts"]
-    if _ACCEPTS_GZIP.search(request.META.get("HTTP_ACCEPT_ENCODING", "")):
+    coding = negotiate_encoding(request)
+    if coding is None:
+        return _refused(["Cookie", "Accept-Encoding"])
+    if coding == GZIP:
         out, crc, size = [_GZIP_HEADER], 0, 0
         for index, text in enumerate(texts):
             out.append(segments["gzip"][index])
@@ -338,8 +350,17 @@ def _signed_in_response(request: HttpRequest, key: str | None,
     return response
 
 
+def _refused(vary: list[str]) -> HttpResponse:
+    response = not_acceptable()
+    patch_vary_headers(response, vary)
+    return response
+
+
 def _anonymous_response(request: HttpRequest, whole: dict[str, Any]) -> HttpResponse:
-    gzipped = bool(_ACCEPTS_GZIP.search(request.META.get("HTTP_ACCEPT_ENCODING", "")))
+    coding = negotiate_encoding(request)
+    if coding is None:
+        return _refused(["Cookie", "Accept-Encoding"])
+    gzipped = coding == GZIP
     response = HttpResponse(whole["gzip"] if gzipped else whole["content"])
     if gzipped:
         response["Content-Encoding"] = "gzip"
@@ -389,11 +410,15 @@ def public_document(request: HttpRequest, build: Callable[[], HttpResponse], *,
     if key is None:
         return build()
     generation = current_generation(request)
-    tag = hashlib.sha256(key.encode()).hexdigest()[:24]
-    gzipped = bool(_ACCEPTS_GZIP.search(request.META.get("HTTP_ACCEPT_ENCODING", "")))
-    etag = f'"{tag}-gz"' if gzipped else f'"{tag}"'
-    if _not_modified(request, tag, generation.changed_at):
+    coding = negotiate_encoding(request)
+    if coding is None:
+        return _refused(["Accept-Encoding"])
+    gzipped = coding == GZIP
+    etag = representation_etag(hashlib.sha256(key.encode()).hexdigest()[:24], coding)
+    if not_modified(request, etag, generation.changed_at):
         response: HttpResponse = HttpResponseNotModified()
+        patch_vary_headers(response, ["Accept-Encoding"])
+        response["Cache-Control"] = "public, no-cache"
         _validators(response, etag, generation.changed_at)
         return response
     entry = _get(key)
@@ -426,10 +451,11 @@ def _validators(response: HttpResponse, etag: str, changed_at: datetime | None) 
         response["Last-Modified"] = http_date(changed_at.timestamp())
 
 
-def _not_modified(request: HttpRequest, tag: str, changed_at: datetime | None) -> bool:
-    if_none_match = request.META.get("HTTP_IF_NONE_MATCH")
-    if if_none_match is not None:
-        # Either form (plain or gzip, weak or strong) names this generation's document.
-        return tag in if_none_match or if_none_match.strip() == "*"
+def not_modified(request: HttpRequest, etag: str, changed_at: datetime | None) -> bool:
+    """Does the client hold the selected representation (``etag``)? If-None-Match
+    decides when it is there (RFC 9110 section 13.1.2), else If-Modified-Since."""
+    matched = none_match(request, etag)
+    if matched is not None:
+        return matched
     since = parse_http_date_safe(request.META.get("HTTP_IF_MODIFIED_SINCE", ""))
     return bool(since and changed_at and int(changed_at.timestamp()) <= since)
