@@ -109,8 +109,8 @@ LIST_PARAMS = (
     Param("status", choice(Namespace.Status.values), empty_is_default=False),
     Param("page", positive_integer, default="1", empty_is_default=False),
 )
-CHECK_PARAMS = (Param("urn", str, many=True),)
-EQUIVALENT_PARAMS = (Param("a", str), Param("b", str))
+CHECK_PARAMS = (Param("urn", str, many=True, free_text=True),)
+EQUIVALENT_PARAMS = (Param("a", str, free_text=True), Param("b", str, free_text=True))
 
 
 @require_GET
