@@ -332,6 +332,10 @@ STORAGES = {
 if IS_PRODUCTION:  # development serves static files with runserver
     MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
                       "whitenoise.middleware.WhiteNoiseMiddleware")
+    # Refuses to start (or, the database away then, to serve) while a demo account of
+    # seed_demo accepts its published password (registry/review/checks.py).
+    MIDDLEWARE.insert(MIDDLEWARE.index("registry.proxies.TrustedProxyMiddleware"),
+                      "registry.review.checks.DemoGuardMiddleware")
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 
 CRISPY_ALLOWED_TEMPLATE_PACKS = "bootstrap5"
