@@ -179,10 +179,11 @@ ACCOUNT_LOGOUT_REDIRECT_URL = "namespaces:registry"
 # Required in production: log-in throttling and the rate limits count in this cache, and
 # counts kept per process would let each worker grant the whole allowance again.
 REDIS_URL = env_str("REDIS_URL", "", required_in_production=True)
-# The public cache (pages and exports, registry/namespaces/public_cache.py) in a Redis
+# The public cache (pages and API answers, registry/namespaces/public_cache.py) in a Redis
 # of its own: one with maxmemory and allkeys-lru, so that it evicts, while the Redis of
-# REDIS_URL (broker, rate limits) never evicts. By default the same Redis as REDIS_URL.
-CACHE_URL = env_str("CACHE_URL", REDIS_URL)
+# REDIS_URL (broker, rate limits, log-in throttling) never evicts. Required in production,
+# on another server than those (checked below); in development REDIS_URL's.
+CACHE_URL = env_str("CACHE_URL", REDIS_URL, required_in_production=True)
 _CACHE_KEY_PREFIX = env_str("CACHE_KEY_PREFIX", "urnreg")
 
 
@@ -200,6 +201,27 @@ CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", not CELERY_BROKER_URL)
 if IS_PRODUCTION and CELERY_TASK_ALWAYS_EAGER:
     raise ImproperlyConfigured("Set CELERY_BROKER_URL (or REDIS_URL) in production.")
+
+
+def _redis_server(url: str) -> str:
+    """The Redis server a URL names (its database number aside: maxmemory and the
+    eviction policy are the server's, for every database in it)."""
+    parts = urlsplit(url)
+    if parts.scheme == "unix":
+        return f"unix:{parts.path}"
+    try:
+        port = parts.port or 6379
+    except ValueError:
+        port = 0  # not a port: the Redis client says so when it connects
+    return f"{(parts.hostname or 'localhost').lower()}:{port}"
+
+
+if IS_PRODUCTION and _redis_server(CACHE_URL) in {_redis_server(REDIS_URL),
+                                                  _redis_server(CELERY_BROKER_URL)}:
+    raise ImproperlyConfigured(
+        "CACHE_URL must be a Redis server of its own (maxmemory, maxmemory-policy "
+        "allkeys-lru), not the one of REDIS_URL or CELERY_BROKER_URL, which must never evict "
+        "(docs/operations.md).")
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_IGNORE_RESULT = True
