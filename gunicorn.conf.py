@@ -18,6 +18,14 @@ bind = [address.strip() for address in
         if address.strip()]
 # A Unix socket is created with mode 0660: the app's user and its group (nginx's) only.
 umask = 0o117
+_trusted = [entry.strip() for entry in os.environ.get("TRUSTED_PROXIES", "").split(",")
+            if entry.strip()]
+if any(address.startswith("unix:") for address in bind) and "unix" not in (
+        entry.lower() for entry in _trusted):
+    # A peer on the socket has no address: unless it is the trusted proxy, every client
+    # would have none, and no rate limit could tell one from another.
+    raise SystemExit("BIND names a Unix socket: add unix to TRUSTED_PROXIES "
+                     "(docs/operations.md, A Unix socket between nginx and gunicorn).")
 workers = int(os.environ.get("WEB_CONCURRENCY") or multiprocessing.cpu_count() * 2 + 1)
 worker_class = "sync"
 timeout = 30
@@ -37,8 +45,7 @@ errorlog = "-"
 # The proxies whose X-Forwarded-* gunicorn believes: the addresses of the app's own
 # TRUSTED_PROXIES ("unix" is not one: gunicorn believes a peer on a Unix socket anyway).
 forwarded_allow_ips = (os.environ.get("FORWARDED_ALLOW_IPS") or ",".join(
-    entry.strip() for entry in os.environ.get("TRUSTED_PROXIES", "").split(",")
-    if entry.strip() and entry.strip().lower() != "unix") or "127.0.0.1")
+    entry for entry in _trusted if entry.lower() != "unix") or "127.0.0.1")
 
 
 def when_ready(server):

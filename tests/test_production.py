@@ -107,6 +107,13 @@ def test_gunicorn_offers_a_unix_socket_only_nginx_s_group_may_write():
                                "['umask']))"], cwd=settings.BASE_DIR, capture_output=True,
         text=True)
     assert result.stdout.strip() == "0o117"  # rw for the user and the group, none for others
+    clean = {k: v for k, v in os.environ.items() if k not in ("TRUSTED_PROXIES", "BIND")}
+    refused = subprocess.run(
+        [sys.executable, "-c", "import runpy; runpy.run_path('gunicorn.conf.py')"],
+        cwd=settings.BASE_DIR, capture_output=True, text=True,
+        env={**clean, "BIND": "unix:/run/urn-registry/gunicorn.sock",
+             "TRUSTED_PROXIES": "127.0.0.1"})
+    assert refused.returncode != 0 and "add unix to TRUSTED_PROXIES" in refused.stderr
     snippet = (settings.BASE_DIR / "deploy" / "nginx-registry.conf").read_text()
     assert "server unix:/run/urn-registry/gunicorn.sock;" in snippet
     assert "proxy_pass http://urn_registry;" in snippet
