@@ -188,8 +188,8 @@ def check(request):
     """GET ?urn=... (repeatable) or POST a JSON list / {"urns": [...]} / plain lines.
 
     A GET's answer depends only on its URNs and the registry: it is kept per registry
-    generation (resolvers ask for the same URNs again and again), and only the
-    computation is rate-limited."""
+    generation in the process that built it (free text: never in the shared cache), and
+    only the computation is rate-limited."""
     if request.method in ("GET", "HEAD"):
         urns = [u for u in canonical_query(request, CHECK_PARAMS).many("urn") if u.strip()]
         query = Query({"urn": tuple(urns)}, (("urn", tuple(urns)),))
