@@ -40,7 +40,7 @@ def test_comments_are_rate_limited_per_person(client, registrant, other_registra
     assert refused.status_code == 429 and refused["Retry-After"] == "60"
     doc = lxml.html.fromstring(refused.content)
     assert "Too many requests" in doc.xpath("//h1")[0].text_content()
-    assert Comment.objects.filter(request=request).count() == 3
+    assert Comment.objects.filter(registration=request).count() == 3
     assert len(mail.outbox) == mails  # no mail for the refused comment
     # Another person is not held back by this one.
     client.force_login(registrant)

@@ -86,7 +86,7 @@ __all__ = [
 def _queue_event_mails(event: RequestEvent, audiences: tuple[str, ...]) -> None:
     """Write the event's messages to the outbox, in the action's transaction."""
     for audience in audiences:
-        queue_message(mails.event_message(event, audience), request=event.request,
+        queue_message(mails.event_message(event, audience), request=event.registration,
                       audience=audience, event=event)
 
 
@@ -128,7 +128,7 @@ def request_create(*, actor: User, kind: str = Namespace.Kind.FORMAL, proposed_n
         registrant=actor, kind=kind, proposed_nid=proposed_nid if kind == "formal" else "",
         fast_track=fast_track, revises=revises, **_clean_values(values or {}),
     )
-    RequestEvent.objects.create(request=request, actor=actor, kind=RequestEvent.Kind.CREATE,
+    RequestEvent.objects.create(registration=request, actor=actor, kind=RequestEvent.Kind.CREATE,
                                 from_state=State.DRAFT, to_state=State.DRAFT)
     return request
 
@@ -170,7 +170,7 @@ def _make_round(request: RegistrationRequest, actor: User) -> Round:
     else:
         version, nid = 1, request.proposed_nid
     return Round.objects.create(
-        request=request, number=number, nid=nid, kind=request.kind,
+        registration=request, number=number, nid=nid, kind=request.kind,
         fast_track=request.fast_track, version=version, date=timezone.localdate(),
         submitted_by=actor, **request.values(),
     )
@@ -187,12 +187,12 @@ def _register(request: RegistrationRequest, actor: User) -> TemplateVersion:
             assert request.revises is not None  # a revision revises a namespace
             return version_publish(namespace=request.revises, values=values,
                                    date=round_.date, actor=actor,
-                                   fast_track=request.fast_track, source_request=request)
+                                   fast_track=request.fast_track, source_registration=request)
         namespace = namespace_register(
             kind=request.kind, nid=round_.nid or None, values=values,
             date=timezone.localdate(), requested_on=round_.date, actor=actor,
             fast_track=request.fast_track,
-            holder=request.registrant, source_request=request,
+            holder=request.registrant, source_registration=request,
         )
         return namespace.versions.get(number=1)
     except RegistryError as exc:
@@ -219,7 +219,7 @@ def request_transition(*, request: RegistrationRequest, transition: str, actor: 
     if move.decision and early_reason.strip() and ends and now < ends:
         text += f"\n\nDecided before the end of the public review period: {early_reason.strip()}"
     event = RequestEvent.objects.create(
-        request=request, actor=actor, kind=RequestEvent.Kind.TRANSITION, transition=transition,
+        registration=request, actor=actor, kind=RequestEvent.Kind.TRANSITION, transition=transition,
         from_state=request.state, to_state=move.target, comment=text.strip(), round=round_,
     )
     request.state = move.target
@@ -246,7 +246,7 @@ def request_assign(*, request: RegistrationRequest, expert: User | None,
     request.last_activity_at = timezone.now()
     request.save(update_fields=["assigned_expert", "last_activity_at", "updated_at"])
     RequestEvent.objects.create(
-        request=request, actor=actor, kind=RequestEvent.Kind.ASSIGN, from_state=request.state,
+        registration=request, actor=actor, kind=RequestEvent.Kind.ASSIGN, from_state=request.state,
         to_state=request.state,
         comment=f"Assigned to {expert.display_name}." if expert else "Unassigned.",
     )
@@ -264,7 +264,7 @@ def request_set_standardisation(*, request: RegistrationRequest, involved: bool,
     request.standardisation = involved
     request.save(update_fields=["standardisation", "updated_at"])
     RequestEvent.objects.create(
-        request=request, actor=actor, kind=RequestEvent.Kind.STANDARDISATION,
+        registration=request, actor=actor, kind=RequestEvent.Kind.STANDARDISATION,
         from_state=request.state, to_state=request.state,
         comment=(("Standardisation is involved: approval goes to the IESG. " if involved
                   else "No standardisation involved. ") + comment).strip(),
@@ -295,7 +295,7 @@ def request_remind(*, request: RegistrationRequest, idle: dt.timedelta,
     request.save(update_fields=["reminded_at"])
     days = (now - request.last_activity_at).days
     event = RequestEvent.objects.create(
-        request=request, actor=actor, kind=reminder.kind, from_state=request.state,
+        registration=request, actor=actor, kind=reminder.kind, from_state=request.state,
         to_state=request.state,
         comment=reminder.summary.replace("No activity", f"No activity for {days} days", 1))
     queue_message(mails.reminder_message(request, reminder), request=request,
@@ -315,7 +315,7 @@ def request_comment(*, request: RegistrationRequest, actor: User, body: str,
     problem = workflow.comment_refusal(request, actor, audience)
     if problem is not None:
         raise problem
-    comment = Comment.objects.create(request=request, author=actor, audience=audience,
+    comment = Comment.objects.create(registration=request, author=actor, audience=audience,
                                      body=body, round=request.latest_round())
     request.last_activity_at = timezone.now()
     request.save(update_fields=["last_activity_at", "updated_at"])
@@ -379,8 +379,9 @@ def _deliver_one(message_pk: int) -> Delivery:
                 row.state = OutboundMessage.Delivery.FAILED
                 row.save()
                 RequestEvent.objects.create(
-                    request_id=row.request_id, actor=None, kind=RequestEvent.Kind.MAIL_FAILED,
-                    from_state=row.request.state, to_state=row.request.state,
+                    registration_id=row.registration_id, actor=None,
+                    kind=RequestEvent.Kind.MAIL_FAILED,
+                    from_state=row.registration.state, to_state=row.registration.state,
                     comment=f"“{row.summary}” could not be sent after {row.attempts} "
                             f"attempts: {row.last_error}")
                 return Delivery(row.state)
@@ -400,7 +401,7 @@ def message_resend(*, message: OutboundMessage, actor: User) -> OutboundMessage:
     """Staff send again a message that failed: same Message-ID, so a recipient who
     did get it sees one message, not two."""
     row = (OutboundMessage.objects.select_for_update(of=("self",))
-           .select_related("request").get(pk=message.pk))
+           .select_related("registration").get(pk=message.pk))
     check_resend(row, actor)
     attempts = row.attempts
     row.state = OutboundMessage.Delivery.PENDING
@@ -408,8 +409,8 @@ def message_resend(*, message: OutboundMessage, actor: User) -> OutboundMessage:
     row.next_attempt_at = timezone.now()
     row.save()
     RequestEvent.objects.create(
-        request=row.request, actor=actor, kind=RequestEvent.Kind.RESEND_MAIL,
-        from_state=row.request.state, to_state=row.request.state,
+        registration=row.registration, actor=actor, kind=RequestEvent.Kind.RESEND_MAIL,
+        from_state=row.registration.state, to_state=row.registration.state,
         comment=f"Sent again: “{row.summary}” ({attempts} failed attempts before).")
     transaction.on_commit(partial(enqueue, row.pk), robust=True)
     return row
@@ -480,8 +481,8 @@ def _receive(parsed: ParsedMail, raw: bytes, source: str) -> InboundMessage:
                                             outcome=Outcome.PLACED).first())
     if placed is not None:
         return _record(parsed, raw, source, Outcome.DUPLICATE,
-                       f"Already added to request #{placed.request_id}.",
-                       request_id=placed.request_id)
+                       f"Already added to request #{placed.registration_id}.",
+                       registration_id=placed.registration_id)
     return_path = _return_path(parsed)
     if return_path is not None or parsed.bounce is not None:
         return _receive_bounce(parsed, raw, source, return_path)
@@ -490,12 +491,12 @@ def _receive(parsed: ParsedMail, raw: bytes, source: str) -> InboundMessage:
         return _record(parsed, raw, source, Outcome.LOOP,
                        "One of the registry's own messages came back (for instance the "
                        "list's copy of a posting).",
-                       request_id=ours.request_id if ours else None)
+                       registration_id=ours.registration_id if ours else None)
     token = _reply_token(parsed)
     if parsed.auto_reply:
         return _record(parsed, raw, source, Outcome.AUTO_REPLY,
                        "An automatic reply (Auto-Submitted, or a vacation responder).",
-                       request=token[0] if token else _locate(parsed))
+                       registration=token[0] if token else _locate(parsed))
     if token is not None:
         request, sender = token
     else:
@@ -511,12 +512,12 @@ def _receive(parsed: ParsedMail, raw: bytes, source: str) -> InboundMessage:
     if InboundMessage.objects.filter(message_id=parsed.message_id,
                                      outcome=Outcome.PLACED).exists():
         return _record(parsed, raw, source, Outcome.DUPLICATE,
-                       f"Already added to request #{request.pk}.", request=request)
+                       f"Already added to request #{request.pk}.", registration=request)
     audience, refusal = mail_placement(
         request, via_list=token is None and _via_list(parsed), sender=sender,
         answered_audience=_answered_audience(parsed, request))
     if audience is None:
-        return _record(parsed, raw, source, Outcome.HELD, refusal, request=request,
+        return _record(parsed, raw, source, Outcome.HELD, refusal, registration=request,
                        verified_sender=sender)
     via = Comment.Via.MAIL if sender is not None else Comment.Via.LIST
     comment = _mail_comment(parsed, request, sender=sender, audience=audience, via=via)
@@ -531,7 +532,7 @@ def _receive(parsed: ParsedMail, raw: bytes, source: str) -> InboundMessage:
         told = f"{sender.display_name} answered by mail, from their reply address."
     if audience != Comment.Audience.EXPERTS:  # internal comments leave no public trace
         RequestEvent.objects.create(
-            request=request, actor=sender,
+            registration=request, actor=sender,
             kind=(RequestEvent.Kind.LIST_COMMENT if via == Comment.Via.LIST
                   else RequestEvent.Kind.MAIL_REPLY),
             from_state=request.state, to_state=request.state, comment=told)
@@ -539,7 +540,7 @@ def _receive(parsed: ParsedMail, raw: bytes, source: str) -> InboundMessage:
     request.save(update_fields=["last_activity_at", "updated_at"])
     if audience == Comment.Audience.PUBLIC:
         registry_changed(exports=False)  # the public review page shows the discussion
-    record = _record(parsed, raw, source, Outcome.PLACED, "", request=request, comment=comment,
+    record = _record(parsed, raw, source, Outcome.PLACED, "", registration=request, comment=comment,
                      verified_sender=sender)
     _queue_comment_mails(comment, request)
     return record
@@ -556,7 +557,7 @@ def _mail_comment(parsed: ParsedMail, request: RegistrationRequest, *, sender: U
         body += "\n\n" + "\n".join(f"[Attachment kept by IANA staff: {name}]"
                                     for name in parsed.attachments)
     return Comment.objects.create(
-        request=request, author=sender, author_name=_safe_text(parsed.from_name).strip(),
+        registration=request, author=sender, author_name=_safe_text(parsed.from_name).strip(),
         author_email=parsed.from_address, audience=audience, via=via, body=body,
         round=request.latest_round(), sent_at=parsed.sent_at)
 
@@ -568,7 +569,7 @@ def _receive_bounce(parsed: ParsedMail, raw: bytes, source: str,
     on the request and resend. One that only quotes a Message-ID (anyone can read
     those in the list's archive) changes nothing."""
     bounce = parsed.bounce
-    row = (OutboundMessage.objects.select_for_update(of=("self",)).select_related("request")
+    row = (OutboundMessage.objects.select_for_update(of=("self",)).select_related("registration")
            .filter(pk=row_pk).first() if row_pk is not None else None)
     if row is None:
         return _record(parsed, raw, source, InboundMessage.Outcome.BOUNCE,
@@ -581,13 +582,13 @@ def _receive_bounce(parsed: ParsedMail, raw: bytes, source: str,
         row.last_error = f"Bounced: {detail}"[:2000]
         row.save(update_fields=["state", "last_error"])
         RequestEvent.objects.create(
-            request=row.request, actor=None, kind=RequestEvent.Kind.MAIL_BOUNCED,
-            from_state=row.request.state, to_state=row.request.state,
+            registration=row.registration, actor=None, kind=RequestEvent.Kind.MAIL_BOUNCED,
+            from_state=row.registration.state, to_state=row.registration.state,
             comment=f"“{row.summary}” bounced: {detail}"[:2000])
     return _record(parsed, raw, source, InboundMessage.Outcome.BOUNCE,
                    "Delivery failed for good." if failed
                    else "A delay notice; delivery is still being tried.",
-                   request=row.request, bounced_message=row)
+                   registration=row.registration, bounced_message=row)
 
 
 def _return_path(parsed: ParsedMail) -> int | None:
@@ -621,10 +622,10 @@ def _locate(parsed: ParsedMail) -> RegistrationRequest | None:
     ids = parsed.thread_ids[:100]
     if ids:
         found = dict(OutboundMessage.objects.filter(message_id__in=ids)
-                     .values_list("message_id", "request_id"))
+                     .values_list("message_id", "registration_id"))
         found.update({k: v for k, v in InboundMessage.objects
-                      .filter(message_id__in=ids, request__isnull=False)
-                      .values_list("message_id", "request_id") if k not in found})
+                      .filter(message_id__in=ids, registration__isnull=False)
+                      .values_list("message_id", "registration_id") if k not in found})
         for message_id in ids:
             if message_id in found:
                 return RegistrationRequest.objects.filter(pk=found[message_id]).first()
@@ -644,7 +645,7 @@ def _via_list(parsed: ParsedMail) -> bool:
 def _answered_audience(parsed: ParsedMail, request: RegistrationRequest) -> str:
     """Who the message of ours that this one answers was written to ('' if none)."""
     for message_id in parsed.thread_ids[:100]:
-        audience = (OutboundMessage.objects.filter(request=request, message_id=message_id)
+        audience = (OutboundMessage.objects.filter(registration=request, message_id=message_id)
                     .values_list("audience", flat=True).first())
         if audience:
             return audience
@@ -669,7 +670,7 @@ def inbound_message_attach(*, message: InboundMessage, request: RegistrationRequ
     comment = _mail_comment(parsed, request, sender=None, audience=audience, via=via)
     sender = message.from_address or "an unknown sender"
     RequestEvent.objects.create(
-        request=request, actor=actor, kind=RequestEvent.Kind.MAIL_ATTACHED,
+        registration=request, actor=actor, kind=RequestEvent.Kind.MAIL_ATTACHED,
         from_state=request.state, to_state=request.state,
         comment=f"Mail from {sender} (not verified) attached by IANA staff: "
                 f"“{message.subject[:200]}”.")
@@ -677,7 +678,7 @@ def inbound_message_attach(*, message: InboundMessage, request: RegistrationRequ
     request.save(update_fields=["last_activity_at", "updated_at"])
     if audience == Comment.Audience.PUBLIC:
         registry_changed(exports=False)  # the public review page shows the discussion
-    return InboundPlacement.objects.create(message=message, request=request, comment=comment,
+    return InboundPlacement.objects.create(message=message, registration=request, comment=comment,
                                            actor=actor)
 
 
@@ -698,5 +699,5 @@ def _answers_changes_request(parsed: ParsedMail, request: RegistrationRequest) -
     if workflow.answered_by_mail(request):
         return True
     return OutboundMessage.objects.filter(
-        request=request, message_id__in=parsed.thread_ids[:100],
+        registration=request, message_id__in=parsed.thread_ids[:100],
         event__transition__in=workflow.moves_answered_by_mail()).exists()

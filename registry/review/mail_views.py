@@ -38,7 +38,7 @@ def _page(request, *, bound: AttachMailForm | None = None, bound_pk: int | None 
     paginator = Paginator(InboundMessage.objects.quarantine(), PAGE_SIZE)
     page = paginator.get_page(request.GET.get("page"))
     rows = [(message, bound if message.pk == bound_pk and bound is not None
-             else AttachMailForm(initial={"request": message.request_id or None},
+             else AttachMailForm(initial={"request": message.registration_id or None},
                                  prefix=f"m{message.pk}"))
             for message in page.object_list]
     return render(request, "review/quarantine.html", {

@@ -68,7 +68,7 @@ def _template_text(request: RegistrationRequest, round_) -> str:
 
 def event_message(event: RequestEvent, audience: str) -> EmailMessage | None:
     """The message telling ``audience`` about ``event`` (None: nobody to tell)."""
-    request = event.request
+    request = event.registration
     round_ = event.round or request.latest_round()
     move = workflow.TRANSITIONS[event.transition]
     context = {
@@ -129,7 +129,7 @@ def comment_message(comment: Comment, audience: str) -> EmailMessage | None:
     """Tell a comment's audience about it: a public comment goes to the review list
     (the registrant and the experts in copy), one to the registrant to them, an
     internal one to the other designated experts only."""
-    request = comment.request
+    request = comment.registration
     context = {"comment": comment, "request": request,
                "url": site_url(request.get_absolute_url())}
     subject = f"Comment on URN namespace request #{request.pk} ({request.display_nid})"

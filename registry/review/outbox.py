@@ -94,7 +94,7 @@ def queue_message(message: EmailMessage | None, *, request: RegistrationRequest,
         headers["In-Reply-To"] = root.message_id
         headers["References"] = root.message_id
     row = OutboundMessage.objects.create(
-        request=request, event=event, comment=comment, audience=audience,
+        registration=request, event=event, comment=comment, audience=audience,
         summary=header_text(str(message.subject))[:300], message_id=message_id,
         from_email=message.from_email or settings.DEFAULT_FROM_EMAIL,
         to=list(message.to), cc=list(message.cc), reply_to=list(message.reply_to),
@@ -179,7 +179,7 @@ def as_emails(row: OutboundMessage) -> list[EmailMessage]:
         if person is None:
             others.append(address)
             continue
-        reply = reply_address(request_pk=row.request_id, user_pk=person.pk,
+        reply = reply_address(request_pk=row.registration_id, user_pk=person.pk,
                               version=versions.get(person.pk, 0))
         copies.append(_Copy(**base, reply_to=[reply], envelope_to=[address]))
     if others:

@@ -67,7 +67,7 @@ def request_warnings(registration_request: RegistrationRequest, index: Any = Non
         return []
     return nid_warnings(registration_request.proposed_nid,
                         organisation=registration_request.registrant_organisation,
-                        request_id=registration_request.pk, index=index)
+                        registration_id=registration_request.pk, index=index)
 
 
 def warnings_panel(registration_request: RegistrationRequest) -> Context:
@@ -122,7 +122,7 @@ def round_diffs(query: QueryDict, rounds: list[Round]) -> Context:
     return {"a": a, "b": b, "diffs": field_diffs(a.values(), b.values()),
             "left_label": f"Round {a.number}", "right_label": f"Round {b.number}",
             "downloads": [(f"round {r.number}",
-                           reverse("review:round-txt", args=[r.request_id, r.number]))
+                           reverse("review:round-txt", args=[r.registration_id, r.number]))
                           for r in (a, b)]}
 
 
@@ -181,7 +181,7 @@ def mail_panel(registration_request: RegistrationRequest, user: Any) -> Context:
     sent = list(OutboundMessage.objects.about(registration_request))
     for message in sent:
         message.resendable = workflow.can_resend(message, user)
-    held = (InboundMessage.objects.filter(request=registration_request)
+    held = (InboundMessage.objects.filter(registration=registration_request)
             .exclude(outcome=InboundMessage.Outcome.PLACED).defer("raw"))
     return {"mail_log": sent, "mail_held": list(held), "show_mail": True,
             "can_handle_quarantine": workflow.can_handle_quarantine(user)}

@@ -207,7 +207,7 @@ def _form_warnings(registration_request: RegistrationRequest | None,
     if kind != Namespace.Kind.FORMAL or not plausible_text(nid, 64):
         return []
     return nid_warnings(nid, organisation=form["registrant_organisation"].value() or "",
-                        request_id=registration_request.pk if registration_request else None)
+                        registration_id=registration_request.pk if registration_request else None)
 
 
 def _save(request, registration_request: RegistrationRequest | None):
@@ -278,7 +278,7 @@ def request_page(request, pk):
 @require_POST
 def resend_mail(request, pk, message_pk):
     registration_request = _get_registration_request(request, pk)
-    message = get_object_or_404(OutboundMessage, pk=message_pk, request=registration_request)
+    message = get_object_or_404(OutboundMessage, pk=message_pk, registration=registration_request)
     try:
         actions.message_resend(message=message, actor=request.user)
     except workflow.Refused as exc:
@@ -534,7 +534,7 @@ def nid_check(request):
     warnings = nid_warnings(
         nid, organisation=(organisation if plausible_text(organisation, ORGANISATION_MAX_CHARS)
                            else ""),
-        request_id=int(query["request"]) if query["request"] else None,
+        registration_id=int(query["request"]) if query["request"] else None,
     ) if kind != "informal" and plausible_text(nid, 64) else []
     return JsonResponse({
         "nid": nid,

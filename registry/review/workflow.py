@@ -529,21 +529,21 @@ def comments_visible_to(user: Person) -> Q:
     """Which comments ``user`` may read (Comment.objects.visible_to): public ones on
     requests they may see; those to the registrant by the registrant, the experts and
     staff; internal ones by the designated experts only, never on their own request."""
-    on_visible = Q(request__review_started_at__isnull=False)
+    on_visible = Q(registration__review_started_at__isnull=False)
     if _signed_in(user):
-        on_visible |= Q(request__registrant=user)
+        on_visible |= Q(registration__registrant=user)
     audiences = Q(audience=Comment.Audience.PUBLIC)
     if _signed_in(user):
-        audiences |= Q(audience=Comment.Audience.REGISTRANT, request__registrant=user)
+        audiences |= Q(audience=Comment.Audience.REGISTRANT, registration__registrant=user)
         if is_expert(user) or is_iana_staff(user):
             audiences |= Q(audience=Comment.Audience.REGISTRANT)
         if is_expert(user):
-            audiences |= Q(audience=Comment.Audience.EXPERTS) & ~Q(request__registrant=user)
+            audiences |= Q(audience=Comment.Audience.EXPERTS) & ~Q(registration__registrant=user)
     return on_visible & audiences
 
 
 def can_read_comment(comment: Comment, user: Person) -> bool:
-    request = comment.request
+    request = comment.registration
     if not can_view(request, user):
         return False
     if comment.audience == Comment.Audience.PUBLIC:

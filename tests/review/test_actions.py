@@ -38,7 +38,7 @@ def test_submission_posts_the_template_to_the_list_and_experts(registrant, exper
     assert message.subject == f"[URN #{request.pk}] Registration request for URN NID listpost"
     assert "Namespace Identifier:\n   listpost" in message.body
     assert "Purpose:\n   Names archive records persistently." in message.body
-    round_ = Round.objects.get(request=request)
+    round_ = Round.objects.get(registration=request)
     assert (round_.number, round_.version, round_.nid) == (1, 1, "listpost")
 
 
@@ -63,7 +63,7 @@ def test_community_path_to_a_published_namespace(registrant, expert, staff,
     assert version.number == 1 and version.syntax == "NSS is case-insensitive."
     assert request.published_version == version
     assert [r.number for r in request.rounds.all()] == [1, 2]
-    assert list(RequestEvent.objects.filter(request=request).values_list("kind", "transition")
+    assert list(RequestEvent.objects.filter(registration=request).values_list("kind", "transition")
                 ) == [("create", ""), ("transition", "submit"),
                       ("transition", "request_changes"), ("transition", "resubmit"),
                       ("transition", "approve"), ("transition", "register")]
@@ -127,7 +127,7 @@ def test_fast_track_path(standards_body, expert, staff, django_capture_on_commit
 
 def test_informal_registration_assigns_the_next_number(registry, registrant, expert, staff):
     request = make_request(registrant, nid="", kind="informal")
-    assert Round.objects.get(request=request).nid == ""
+    assert Round.objects.get(registration=request).nid == ""
     approve(request, expert, staff, register=True)
     namespace = Namespace.objects.informal().get(informal_number=8)
     assert namespace.nid == "urn-8" and namespace.versions.get().nid == "urn-8"
@@ -210,7 +210,7 @@ def test_comments_reach_the_other_side(registrant, other_registrant, expert,
     with pytest.raises(actions.NotAllowed):
         actions.request_comment(request=request, actor=registrant, audience="experts",
                                 body="Let me in.")
-    assert Comment.objects.filter(request=request).count() == 3
+    assert Comment.objects.filter(registration=request).count() == 3
 
 
 def test_a_mail_failure_never_rolls_back_the_decision(registrant, expert, settings,
@@ -222,7 +222,7 @@ def test_a_mail_failure_never_rolls_back_the_decision(registrant, expert, settin
                                    actor=expert, comment="Fix it.")
     request.refresh_from_db()
     assert request.state == State.CHANGES_REQUESTED
-    assert RequestEvent.objects.filter(request=request, transition="request_changes").exists()
+    assert RequestEvent.objects.filter(registration=request, transition="request_changes").exists()
 
 
 def test_idle_requests_get_one_reminder(registrant, expert, staff, settings,
@@ -245,7 +245,7 @@ def test_idle_requests_get_one_reminder(registrant, expert, staff, settings,
         assert remind_idle_requests_task() == 1
         assert remind_idle_requests_task() == 0  # beat runs often; one reminder per period
     assert subjects() == [f"[urn experts] Request #{idle.pk} (sleepy) is waiting"]
-    event = RequestEvent.objects.get(request=idle, kind="remind")
+    event = RequestEvent.objects.get(registration=idle, kind="remind")
     assert event.comment == "No activity for 8 days; the available experts were reminded."
     # A week later, still idle: not the same reminder again, but escalated (unassigned,
     # every available expert was told already: to IANA staff).
@@ -255,7 +255,7 @@ def test_idle_requests_get_one_reminder(registrant, expert, staff, settings,
         assert remind_idle_requests_task() == 1
     assert len(mail.outbox) == 2
     assert mail.outbox[1].to == [staff.email]
-    assert RequestEvent.objects.filter(request=idle, kind="escalate_staff").count() == 1
+    assert RequestEvent.objects.filter(registration=idle, kind="escalate_staff").count() == 1
 
 
 def test_the_timeline_names_each_event(client, registrant, expert):

@@ -25,7 +25,7 @@ def decided(registrant, expert, staff):
     assert actions.request_remind(request=request, idle=dt.timedelta(0))
     # A transition row that left the state as it was (rows written before events had
     # kinds of their own could be such): a record of the request, not a decision on it.
-    RequestEvent.objects.create(request=request, actor=expert,
+    RequestEvent.objects.create(registration=request, actor=expert,
                                 kind=RequestEvent.Kind.TRANSITION, transition="submit",
                                 from_state=State.IN_REVIEW, to_state=State.IN_REVIEW)
     return approve(request, expert, staff, register=True)
@@ -36,7 +36,7 @@ def test_decisions_are_the_transitions_that_changed_the_state(decided):
         ("create", ""), ("transition", "submit"), ("assign", ""), ("standardisation", ""),
         ("remind", ""), ("transition", "submit"), ("transition", "approve"),
         ("transition", "register")]
-    decisions = RequestEvent.objects.filter(request=decided).decisions()
+    decisions = RequestEvent.objects.filter(registration=decided).decisions()
     assert [(e.transition, e.from_state, e.to_state) for e in decisions] == [
         ("submit", "draft", "in_review"), ("approve", "in_review", "approved"),
         ("register", "approved", "registered")]
@@ -47,7 +47,7 @@ def test_only_transitions_are_decisions_whatever_states_an_event_records(registr
     request = make_request(registrant, nid="kinds")  # created, then submitted
     for kind in RequestEvent.Kind:
         RequestEvent.objects.create(
-            request=request, actor=registrant, kind=kind,
+            registration=request, actor=registrant, kind=kind,
             transition="approve" if kind == RequestEvent.Kind.TRANSITION else "",
             from_state=State.IN_REVIEW, to_state=State.APPROVED)
     assert [e.transition for e in request.events.decisions()] == ["submit", "approve"]

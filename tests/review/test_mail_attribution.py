@@ -92,7 +92,7 @@ def test_a_forged_from_is_credited_to_nobody(client, in_review, expert, registra
     assert record.outcome == "placed"
     comment = record.comment
     assert (comment.author, comment.via, comment.audience) == (None, "list", "public")
-    event = RequestEvent.objects.get(request=in_review, kind="list_comment")
+    event = RequestEvent.objects.get(registration=in_review, kind="list_comment")
     assert event.actor is None and "sender not verified" in event.comment
     # The page marks it, and never links it to the account.
     card = one(page(client.get(in_review.get_absolute_url())),
@@ -127,7 +127,7 @@ def test_a_reply_to_a_reply_address_is_credited_to_its_person(
     assert (record.outcome, record.verified_sender) == ("placed", registrant)
     comment = record.comment
     assert (comment.author, comment.via, comment.audience) == (registrant, "mail", "registrant")
-    assert RequestEvent.objects.get(request=in_review, kind="mail_reply").actor == registrant
+    assert RequestEvent.objects.get(registration=in_review, kind="mail_reply").actor == registrant
     assert [m.to for m in mail.outbox] == [[expert.email]]  # relayed: it is theirs
 
 
@@ -136,7 +136,7 @@ def test_an_experts_reply_to_an_internal_message_stays_internal(
     with django_capture_on_commit_callbacks(execute=True):
         actions.request_comment(request=in_review, actor=second_expert, audience="experts",
                                 body="Internal: conflicting NID?")
-    internal = OutboundMessage.objects.get(request=in_review, audience="experts")
+    internal = OutboundMessage.objects.get(registration=in_review, audience="experts")
     address = reply_address(request_pk=in_review.pk, user_pk=expert.pk, version=0)
     (copy,) = [m for m in mail.outbox if m.recipients() == [expert.email]
                and m.extra_headers["Message-ID"] == internal.message_id]
@@ -145,7 +145,7 @@ def test_an_experts_reply_to_an_internal_message_stays_internal(
                           extra=f"In-Reply-To: {internal.message_id}\r\n", body="No conflict."))
     assert record.outcome == "placed"
     assert (record.comment.author, record.comment.audience) == (expert, "experts")
-    assert not RequestEvent.objects.filter(request=in_review, kind="mail_reply").exists()
+    assert not RequestEvent.objects.filter(registration=in_review, kind="mail_reply").exists()
 
 
 @pytest.mark.parametrize("tamper", ["mac", "person", "request", "domain", "revoked"])
@@ -196,7 +196,7 @@ def test_each_message_leaves_with_its_own_return_address(in_review):
 
 
 def test_a_bounce_quoting_a_public_message_id_changes_nothing(in_review):
-    posting = OutboundMessage.objects.get(request=in_review, audience="review_list")
+    posting = OutboundMessage.objects.get(registration=in_review, audience="review_list")
     forged = eml("bounce", in_review, BOUNCED=posting.message_id.strip("<>"),
                  RETURN="urn-registry@iana.example")
     record = feed(forged)
@@ -206,7 +206,7 @@ def test_a_bounce_quoting_a_public_message_id_changes_nothing(in_review):
     assert posting.state == "sent"
     assert not RequestEvent.objects.filter(kind="mail_bounced").exists()
     # Another message's genuine return address names that message, not the quoted one.
-    other = OutboundMessage.objects.exclude(pk=posting.pk).filter(request=in_review).first()
+    other = OutboundMessage.objects.exclude(pk=posting.pk).filter(registration=in_review).first()
     record = feed(forged.replace(b"urn-registry@iana.example",
                                  return_address(other.pk).encode()).replace(
         b"20261125130000.4F2A1", b"20261125130000.4F2A2"))
@@ -216,7 +216,7 @@ def test_a_bounce_quoting_a_public_message_id_changes_nothing(in_review):
 
 
 def test_a_bounce_at_the_return_address_given_by_the_mta_is_believed(in_review):
-    posting = OutboundMessage.objects.get(request=in_review, audience="review_list")
+    posting = OutboundMessage.objects.get(registration=in_review, audience="review_list")
     raw = eml("bounce", in_review, BOUNCED=posting.message_id.strip("<>"),
               RETURN="urn-registry@iana.example")
     record = feed(raw, "--recipient", return_address(posting.pk))
@@ -262,10 +262,10 @@ def test_staff_attach_quarantined_mail_by_hand(client, in_review, staff, expert,
     assert done.status_code == 302
     placement = InboundPlacement.objects.get(message=held)
     comment = placement.comment
-    assert (placement.actor, placement.request) == (staff, in_review)
+    assert (placement.actor, placement.registration) == (staff, in_review)
     assert (comment.author, comment.audience, comment.author_email) == (
         None, "public", "mallory@example.com")
-    event = RequestEvent.objects.get(request=in_review, kind="mail_attached")
+    event = RequestEvent.objects.get(registration=in_review, kind="mail_attached")
     assert event.actor == staff and "not verified" in event.comment
     assert not find(page(client.get(url)), f"//article[@id='quarantined-{held.pk}']")
     # Twice is refused by the policy.
@@ -328,9 +328,9 @@ def test_a_reply_reaches_the_registrant_only_when_it_answers_their_conversation(
         approved = actions.request_transition(request=in_review, transition="approve",
                                               actor=expert, comment="Fine.",
                                               early_reason="Clear case.")
-    to_registrant = OutboundMessage.objects.get(request=in_review, audience="registrant",
+    to_registrant = OutboundMessage.objects.get(registration=in_review, audience="registrant",
                                                 comment__isnull=False)
-    to_staff = OutboundMessage.objects.get(request=approved, audience="staff")
+    to_staff = OutboundMessage.objects.get(registration=approved, audience="staff")
     # The expert answering the registrant's conversation writes to the registrant.
     record = feed(message(
         sender=expert.email, subject=subject_of(in_review), message_id="<e.1@x>",

@@ -96,7 +96,7 @@ def test_a_failed_send_is_recorded_retried_and_given_up_for_staff(
     settings.MAIL_MAX_ATTEMPTS = 3
     with django_capture_on_commit_callbacks(execute=True):
         request = make_request(registrant, nid="downsmtp")
-    row = OutboundMessage.objects.get(request=request, audience="review_list")
+    row = OutboundMessage.objects.get(registration=request, audience="review_list")
     assert row.state == "pending" and row.attempts == 1
     assert row.last_error == "SMTPServerDisconnected: the test SMTP server is down"
     assert row.next_attempt_at > timezone.now()
@@ -105,7 +105,7 @@ def test_a_failed_send_is_recorded_retried_and_given_up_for_staff(
         actions.message_deliver(message_pk=row.pk)
     row.refresh_from_db()
     assert row.state == "failed" and row.attempts == 3
-    failed = RequestEvent.objects.get(request=request, kind="mail_failed")
+    failed = RequestEvent.objects.get(registration=request, kind="mail_failed")
     assert "could not be sent after 3 attempts" in failed.comment
     # Staff see it on the request page, and send it again once the server is back.
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
@@ -119,7 +119,7 @@ def test_a_failed_send_is_recorded_retried_and_given_up_for_staff(
     row.refresh_from_db()
     assert row.state == "sent"
     assert [m.extra_headers["Message-ID"] for m in mail.outbox] == [row.message_id]
-    assert RequestEvent.objects.filter(request=request, kind="resend_mail",
+    assert RequestEvent.objects.filter(registration=request, kind="resend_mail",
                                        actor=staff).count() == 1
 
 
@@ -127,7 +127,7 @@ def test_only_staff_resend_and_only_what_failed(registrant, expert, staff,
                                                django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         request = make_request(registrant, nid="resendrule")
-    row = OutboundMessage.objects.get(request=request, audience="review_list")
+    row = OutboundMessage.objects.get(registration=request, audience="review_list")
     with pytest.raises(actions.TransitionRefused, match="was sent"):
         actions.message_resend(message=row, actor=staff)
     OutboundMessage.objects.filter(pk=row.pk).update(state="failed")
@@ -169,14 +169,14 @@ def test_a_broker_outage_answers_302_and_loses_no_mail(
     assert response["Location"] == draft.get_absolute_url()
     draft.refresh_from_db()
     assert draft.state == State.IN_REVIEW
-    row = OutboundMessage.objects.get(request=draft, audience="review_list")
+    row = OutboundMessage.objects.get(registration=draft, audience="review_list")
     assert (row.state, row.attempts) == ("pending", 0)
     assert mail.outbox == []
     assert "Could not queue outbound message" in caplog.text
     # The broker is back (eager again here): the next requeue (every minute, and when a
     # worker starts) takes at once every row the broker never took, oldest first.
     waiting = list(OutboundMessage.objects.about(draft).values_list("message_id", flat=True))
-    assert OutboundMessage.objects.filter(request=draft, queued_at__isnull=True).count() == \
+    assert OutboundMessage.objects.filter(registration=draft, queued_at__isnull=True).count() == \
         len(waiting) == 2
     assert requeue_undelivered_mail_task() == len(waiting)
     assert requeue_undelivered_mail_task() == 0
@@ -195,7 +195,7 @@ def test_every_action_that_mails_survives_the_broker_being_down(
     assert request.state == State.REGISTERED
     # Submission (list, acknowledgement), the comment, approval (registrant, staff),
     # registration (registrant, list).
-    assert OutboundMessage.objects.filter(request=request, state="pending").count() == 7
+    assert OutboundMessage.objects.filter(registration=request, state="pending").count() == 7
     assert mail.outbox == []
 
 
@@ -228,7 +228,7 @@ def test_a_row_being_sent_is_not_sent_twice(registrant, expert, settings):
 
     with broker_down():  # the row stays pending, its task unsent
         request = make_request(registrant, nid="oncealone")
-    row = OutboundMessage.objects.get(request=request, audience="review_list")
+    row = OutboundMessage.objects.get(registration=request, audience="review_list")
     results = []
     with transaction.atomic():
         OutboundMessage.objects.select_for_update().get(pk=row.pk)  # a worker holds it

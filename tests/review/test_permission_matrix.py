@@ -476,7 +476,7 @@ def test_the_read_filters_agree_with_the_predicates():
     can_read_comment say, for every persona."""
     world = _build()
     requests = list(RegistrationRequest.objects.all())
-    comments = list(Comment.objects.select_related("request"))
+    comments = list(Comment.objects.select_related("registration"))
     for persona in PERSONAS:
         user = _user(world, persona)
         assert {r.pk for r in RegistrationRequest.objects.visible_to(user)} == {

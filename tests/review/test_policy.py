@@ -58,7 +58,7 @@ def test_an_expert_may_not_assign_their_own_request(client, expert, second_exper
     """Conflict of interest, as for decisions: the registrant neither assigns their request
     nor is assigned it, whoever asks; another expert may assign it to someone else."""
     own = make_request(expert, nid="selfassign")
-    events = RequestEvent.objects.filter(request=own, kind=RequestEvent.Kind.ASSIGN)
+    events = RequestEvent.objects.filter(registration=own, kind=RequestEvent.Kind.ASSIGN)
     for assignee in (expert, second_expert, None):
         with pytest.raises(actions.NotAllowed, match="conflict of interest"):
             actions.request_assign(request=own, expert=assignee, actor=expert)
@@ -150,7 +150,7 @@ def test_a_twin_registered_meanwhile_is_closed_not_a_dead_end(client, registrant
     assert done.status_code == 302
     second.refresh_from_db()
     assert second.state == State.CLOSED
-    event = RequestEvent.objects.filter(request=second).latest("id")
+    event = RequestEvent.objects.filter(registration=second).latest("id")
     assert (event.kind, event.transition, event.actor, event.to_state) == (
         "transition", "close", staff, "closed")
     assert other_registrant.email in [address for m in mail.outbox for address in m.to]

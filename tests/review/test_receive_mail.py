@@ -83,7 +83,7 @@ def test_a_gmail_list_reply_goes_on_the_public_timeline(client, in_review, regis
     mail.outbox.clear()
     with django_capture_on_commit_callbacks(execute=True):
         record = feed(eml("gmail_list_reply", in_review))
-    assert record.outcome == InboundMessage.Outcome.PLACED and record.request == in_review
+    assert record.outcome == InboundMessage.Outcome.PLACED and record.registration == in_review
     comment = record.comment
     assert (comment.via, comment.audience, comment.author) == ("list", "public", None)
     assert comment.sent_at == dt.datetime(2026, 11, 24, 8, 12, 45, tzinfo=dt.UTC)
@@ -148,7 +148,7 @@ def test_each_mail_client_shape_reads_well_on_the_page(client, in_review, name, 
 def test_located_by_the_messages_it_answers_when_the_subject_has_no_ticket(in_review):
     raw = eml("gmail_list_reply", in_review).replace(f"[URN #{in_review.pk}] ".encode(), b"")
     record = feed(raw)
-    assert record.outcome == "placed" and record.request == in_review
+    assert record.outcome == "placed" and record.registration == in_review
 
 
 def test_the_same_message_twice_is_added_once(in_review):
@@ -160,13 +160,13 @@ def test_the_same_message_twice_is_added_once(in_review):
     direct = feed(eml("outlook_direct_copy", in_review))
     via_list = feed(eml("outlook_list_copy", in_review))
     assert (direct.outcome, via_list.outcome) == ("placed", "duplicate")
-    assert Comment.objects.filter(request=in_review).count() == 2
+    assert Comment.objects.filter(registration=in_review).count() == 2
     assert InboundMessage.objects.count() == 4  # every delivery is kept
 
 
 def test_our_own_message_coming_back_is_a_loop(in_review):
     record = feed(eml("own_post_via_list", in_review))
-    assert record.outcome == "loop" and record.request == in_review
+    assert record.outcome == "loop" and record.registration == in_review
     assert not Comment.objects.exists()
 
 
@@ -183,7 +183,7 @@ def test_a_bounce_marks_the_message_failed_for_staff_to_resend(client, in_review
     changes.refresh_from_db()
     assert changes.state == "failed"
     assert "550 5.1.1" in changes.last_error and "User unknown" in changes.last_error
-    event = RequestEvent.objects.get(request=in_review, kind="mail_bounced")
+    event = RequestEvent.objects.get(registration=in_review, kind="mail_bounced")
     assert "bounced" in event.comment
     document = page(client, in_review, staff)
     (row,) = document.xpath('//table[@id="mail-log"]//tr[contains(@class, "mail-failed")]')
@@ -200,7 +200,7 @@ def test_an_automatic_reply_is_recorded_not_posted(in_review):
 
 def test_mail_about_no_request_is_kept_for_staff(in_review, capsys):
     record = feed(eml("no_ticket", in_review))
-    assert record.outcome == "unplaced" and record.request is None
+    assert record.outcome == "unplaced" and record.registration is None
     assert b"gadget serial numbers" in bytes(record.raw)
     assert "No request found" in capsys.readouterr().out
 
@@ -234,7 +234,7 @@ def test_the_registrant_answering_changes_requested_reaches_the_expert(
 
 def test_direct_mail_from_someone_else_is_held_for_staff(client, in_review, staff):
     record = feed(eml("direct_stranger", in_review))
-    assert record.outcome == "held" and record.request == in_review
+    assert record.outcome == "held" and record.registration == in_review
     assert "the From line proves nothing" in record.reason
     held = page(client, in_review, staff).xpath('//*[@id="mail-held"]/following-sibling::ul')
     assert "Held for staff" in held[0].text_content()
@@ -363,7 +363,7 @@ def test_two_deliveries_at_once_place_one_comment(registrant, expert):
     for thread in threads:
         thread.join()
     assert sorted(outcomes) == ["duplicate", "duplicate", "duplicate", "placed"]
-    assert Comment.objects.filter(request=request).count() == 1
+    assert Comment.objects.filter(registration=request).count() == 1
 
 
 def test_the_public_review_page_shows_a_reply_that_came_after_it_was_cached(client, in_review):

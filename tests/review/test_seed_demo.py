@@ -54,7 +54,7 @@ def test_timestamps_read_like_a_registry_in_use(seeded, settings):
     assert (now - exlib.review_started_at).days >= 10
     # Decisions come after the full review period, so none needed an early reason.
     for decision in RequestEvent.objects.filter(transition="approve"):
-        ends = decision.request.rounds.order_by("number").first().submitted_at + \
+        ends = decision.registration.rounds.order_by("number").first().submitted_at + \
             dt.timedelta(days=settings.REVIEW_MIN_DAYS)
         assert decision.created_at > ends
         assert "Decided before the end" not in decision.comment

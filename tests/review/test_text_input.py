@@ -71,7 +71,7 @@ def test_a_comment_is_refused_and_kept(client, registrant, other_registrant, lab
     response = client.post(reverse("review:comment", args=[request.pk]),
                            {"body": typed, "audience": "public"})
     assert response.status_code == 400  # given back, the error at the field
-    assert not Comment.objects.filter(request=request).exists()
+    assert not Comment.objects.filter(registration=request).exists()
     doc = page(response)
     error = doc.get_element_by_id("id_body-error").text_content()
     assert "Character" in error or "Null characters" in error
@@ -89,7 +89,7 @@ def test_a_transition_comment_is_refused_and_kept(client, registrant, expert, la
     assert response.status_code == 400  # given back, the error at the field
     request.refresh_from_db()
     assert request.state == "in_review"
-    assert not RequestEvent.objects.filter(request=request,
+    assert not RequestEvent.objects.filter(registration=request,
                                            transition="request_changes").exists()
     doc = page(response)
     error = doc.get_element_by_id("id_request_changes_comment-error").text_content()

@@ -114,14 +114,14 @@ def test_every_allowed_triple_works_through_the_action(state, name, role, path, 
                          standardisation=name == "report_to_iesg")
     if TRANSITIONS[name].race_only:  # a case-twin makes it a race
         request_in("in_review", path=C, people=people, nid="WFAllowed")
-    before = RequestEvent.objects.filter(request=request).count()
+    before = RequestEvent.objects.filter(registration=request).count()
     result = actions.request_transition(request=request, transition=name, actor=who[role],
                                         comment="A reason.", early_reason=EARLY)
     assert result.state == EXPECTED_TARGET[name]
     result.refresh_from_db()
     assert result.state == EXPECTED_TARGET[name]
-    event = RequestEvent.objects.filter(request=request).latest("id")
-    assert RequestEvent.objects.filter(request=request).count() == before + 1
+    event = RequestEvent.objects.filter(registration=request).latest("id")
+    assert RequestEvent.objects.filter(registration=request).count() == before + 1
     assert (event.kind, event.transition, event.from_state, event.to_state, event.actor) == (
         "transition", name, state, EXPECTED_TARGET[name], who[role])
 
@@ -133,13 +133,13 @@ def test_every_allowed_triple_works_through_the_action(state, name, role, path, 
 def test_refused_triples_change_nothing_through_the_action(state, name, role, path, people):
     who = _people_for(path, people)
     request = request_in(state, path=path, people=who, nid="wfrefused")
-    events = RequestEvent.objects.filter(request=request).count()
+    events = RequestEvent.objects.filter(registration=request).count()
     with pytest.raises(Refused):
         actions.request_transition(request=request, transition=name, actor=who[role],
                                    comment="A reason.", early_reason=EARLY)
     request.refresh_from_db()
     assert request.state == state
-    assert RequestEvent.objects.filter(request=request).count() == events
+    assert RequestEvent.objects.filter(registration=request).count() == events
 
 
 def test_decisions_need_their_comment(people):
@@ -157,7 +157,7 @@ def test_experts_may_decide_early_only_with_a_recorded_reason(people, settings):
                                    actor=people["expert"], comment="Fine.")
     actions.request_transition(request=request, transition="approve", actor=people["expert"],
                                comment="Fine.", early_reason="Uncontroversial; list agreed.")
-    event = RequestEvent.objects.filter(request=request).latest("id")
+    event = RequestEvent.objects.filter(registration=request).latest("id")
     assert "Decided before the end of the public review period: Uncontroversial" in \
         event.comment
 
@@ -167,7 +167,7 @@ def test_after_the_review_period_no_early_reason_is_needed(people, settings):
     request = request_in("in_review", path=C, people=people, nid="patient")
     actions.request_transition(request=request, transition="approve", actor=people["expert"],
                                comment="Fine.")
-    assert RequestEvent.objects.filter(request=request).latest("id").comment == "Fine."
+    assert RequestEvent.objects.filter(registration=request).latest("id").comment == "Fine."
 
 
 def test_standardisation_sends_approval_to_the_iesg(people):

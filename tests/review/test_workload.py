@@ -144,7 +144,7 @@ def test_nobody_assigns_a_conflicted_expert_nor_someone_else_who_is_away(
     actions.request_assign(request=request, expert=expert, actor=staff)
     request.refresh_from_db()
     assert request.assigned_expert == expert
-    assert RequestEvent.objects.filter(request=request, kind="assign").count() == 2
+    assert RequestEvent.objects.filter(registration=request, kind="assign").count() == 2
 
 
 # --- The dashboard ---------------------------------------------------------------------
@@ -171,7 +171,7 @@ def test_the_dashboard_shows_each_load_and_assigns_the_suggestion_in_one_click(
     assert response.status_code == 302 and response["Location"] == "/requests/dashboard/"
     waiting.refresh_from_db()
     assert waiting.assigned_expert == second_expert
-    event = RequestEvent.objects.filter(request=waiting, kind="assign").get()
+    event = RequestEvent.objects.filter(registration=waiting, kind="assign").get()
     assert event.actor.pk == {"expert": expert, "staff": staff}[persona].pk
 
 
@@ -197,7 +197,7 @@ def test_an_idle_request_goes_to_its_expert_then_the_others_then_staff_then_stop
               [sorted(m.to) for m in mail.outbox]) for n in (1, 2, 3, 4)]
     assert steps == [(1, [[expert.email]]), (1, [[second_expert.email]]),
                      (1, [[staff.email]]), (0, [])]
-    kinds = list(RequestEvent.objects.filter(request=request, kind__in=workflow.REMINDER_KINDS)
+    kinds = list(RequestEvent.objects.filter(registration=request, kind__in=workflow.REMINDER_KINDS)
                  .values_list("kind", flat=True))
     assert kinds == list(workflow.REMINDER_KINDS)
     # Someone acts: the next idle period starts from the beginning again.
@@ -221,7 +221,7 @@ def test_an_expert_away_gets_no_reminder(registrant, expert, second_expert, staf
     # The other experts were told already (the one assigned is away): on to staff.
     assert _run(django_capture_on_commit_callbacks, periods=2) == 1
     assert [m.to for m in mail.outbox] == [[staff.email]]
-    assert RequestEvent.objects.filter(request=request, kind="escalate").count() == 0
+    assert RequestEvent.objects.filter(registration=request, kind="escalate").count() == 0
 
 
 def test_with_every_expert_away_staff_hear_at_once(registrant, expert, staff,
@@ -231,7 +231,7 @@ def test_with_every_expert_away_staff_hear_at_once(registrant, expert, staff,
     _away(expert, timezone.localdate() + dt.timedelta(days=30))
     assert _run(django_capture_on_commit_callbacks, periods=1) == 1
     assert [m.to for m in mail.outbox] == [[staff.email]]
-    event = RequestEvent.objects.get(request=request, kind="escalate_staff")
+    event = RequestEvent.objects.get(registration=request, kind="escalate_staff")
     assert event.comment == "Still no activity; escalated to IANA staff."
     assert "escalated" in mail.outbox[0].body
 
@@ -251,7 +251,7 @@ def test_the_command_takes_one_step_per_run_when_told_any_idle_time_counts(
     for _ in range(3):
         with django_capture_on_commit_callbacks(execute=True):
             call_command("remind_idle_requests", "--idle-days", "0", stdout=StringIO())
-        kinds = list(RequestEvent.objects.filter(request=request,
+        kinds = list(RequestEvent.objects.filter(registration=request,
                                                  kind__in=workflow.REMINDER_KINDS)
                      .values_list("kind", flat=True))
     # Unassigned: every expert first, then straight to staff; then nothing more.
