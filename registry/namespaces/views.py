@@ -269,11 +269,11 @@ def _review_context(namespace: Namespace) -> dict:
 
     record: list[RegistrationRequest] = []
     pending: list[RegistrationRequest] = []
-    for registration_request in RegistrationRequest.objects.review_record_of(namespace):
-        if registration_request.published_version_id:
-            record.append(registration_request)  # .decisions: RequestEvent.objects.decisions()
+    for registration in RegistrationRequest.objects.review_record_of(namespace):
+        if registration.published_version_id:
+            record.append(registration)  # .decisions: RequestEvent.objects.decisions()
         else:
-            pending.append(registration_request)
+            pending.append(registration)
     return {"review_record": record, "pending": pending}
 
 

@@ -57,16 +57,16 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
     def of(self, user):
         return self.filter(registrant=user)
 
-    def conflicting_with(self, request: RegistrationRequest):
-        """Other open requests proposing the same NID as ``request`` (section 6.2 asks
+    def conflicting_with(self, registration: RegistrationRequest):
+        """Other open requests proposing the same NID as ``registration`` (section 6.2 asks
         the experts to avoid race conditions on proposed NIDs)."""
         from registry.review.workflow import states_where
 
-        if (not request.proposed_nid or request.revises_id
-                or request.state in states_where(final=True)):
+        if (not registration.proposed_nid or registration.revises_id
+                or registration.state in states_where(final=True)):
             return self.none()
-        return (self.open().filter(proposed_nid__lower=request.proposed_nid.lower(),
-                                   revises__isnull=True).exclude(pk=request.pk))
+        return (self.open().filter(proposed_nid__lower=registration.proposed_nid.lower(),
+                                   revises__isnull=True).exclude(pk=registration.pk))
 
     def conflicting_nid_keys(self) -> set[str]:
         """Case-folded NIDs proposed by more than one open request."""
@@ -140,12 +140,12 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
                                "registration_id", "created_at", "id"))
         requests: dict[int, Any] = {}  # each request gains round_count and decisions
         for decision in decisions:
-            request = requests.get(decision.registration_id)
-            if request is None:
-                request = requests[decision.registration_id] = decision.registration
-                request.round_count = decision.registration_round_count
-                request.decisions = []
-            request.decisions.append(decision)
+            registration = requests.get(decision.registration_id)
+            if registration is None:
+                registration = requests[decision.registration_id] = decision.registration
+                registration.round_count = decision.registration_round_count
+                registration.decisions = []
+            registration.decisions.append(decision)
         return list(requests.values())
 
     def with_public_comments(self):
@@ -420,8 +420,8 @@ class Comment(AppendOnlyModel):
 
 
 class OutboundMessageQuerySet(models.QuerySet):
-    def about(self, request: RegistrationRequest):
-        return self.filter(registration=request).order_by("created_at", "id")
+    def about(self, registration: RegistrationRequest):
+        return self.filter(registration=registration).order_by("created_at", "id")
 
     def undelivered(self):
         return self.filter(state=OutboundMessage.Delivery.PENDING)

@@ -9,7 +9,7 @@ badge). Every list, query, reminder, badge and mail rule reads that row.
 Every move a request can make is a row of TRANSITIONS; each rule that depends on
 the move is a column of that row (the states it leaves, the state it reaches, who
 may take it, the path, what it requires, what it does, who is told, what the page
-asks and says). ``refusal()`` is the one predicate: ``check()`` raises what it
+asks and says). ``refusal()`` is the one predicate: ``check_transition()`` raises what it
 finds and ``available()`` keeps the transitions it finds nothing against.
 
 The other questions views, forms, templates and mail ask (``can_view``,
@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     from registry.accounts.models import User
 
 # Whoever asks: a signed-in user or an anonymous visitor.
-Person = Union["User", "AnonymousUser"]
+Visitor = Union["User", "AnonymousUser"]
 
 COMMUNITY = "community"
 FAST_TRACK = "fast_track"
@@ -282,21 +282,21 @@ COMMENT_MAIL: dict[str, tuple[str, ...]] = {
 }
 
 
-def path_of(request: RegistrationRequest) -> str:
-    return FAST_TRACK if request.fast_track else COMMUNITY
+def path_of(registration: RegistrationRequest) -> str:
+    return FAST_TRACK if registration.fast_track else COMMUNITY
 
 
-def _signed_in(user: Person) -> bool:
+def _signed_in(user: Visitor) -> bool:
     return bool(getattr(user, "is_authenticated", False))
 
 
-def _is_registrant(user: Person, request: RegistrationRequest) -> bool:
-    return _signed_in(user) and user.pk == request.registrant_id
+def _is_registrant(user: Visitor, registration: RegistrationRequest) -> bool:
+    return _signed_in(user) and user.pk == registration.registrant_id
 
 
-def roles_of(user: Person, request: RegistrationRequest) -> set[str]:
+def roles_of(user: Visitor, registration: RegistrationRequest) -> set[str]:
     roles = set()
-    if _is_registrant(user, request):
+    if _is_registrant(user, registration):
         roles.add(REGISTRANT_ROLE)
     if is_expert(user):
         roles.add(EXPERT_ROLE)
@@ -316,54 +316,61 @@ class Race:
         return bool(self.twins or self.taken)
 
 
-def race_of(request: RegistrationRequest) -> Race:
+def _nid_in_play(registration: RegistrationRequest) -> bool:
+    """Whether the request's proposed NID can still be lost to a race: a new NID, proposed
+    by a request not yet over."""
+    return not (registration.is_revision or not registration.proposed_nid
+                or meaning_of(registration.state).final)
+
+
+def race_of(registration: RegistrationRequest) -> Race:
     """Read from the ``with_race()`` annotations when the queryset made them (one
     query for a whole list), else from two queries."""
-    if request.is_revision or not request.proposed_nid or meaning_of(request.state).final:
+    if not _nid_in_play(registration):
         return Race(0, False)
-    if hasattr(request, "race_twins"):
-        return Race(int(request.race_twins or 0),
-                    bool(request.race_taken))  # type: ignore[attr-defined]
-    key = (request.state, request.proposed_nid)
-    cached = request.__dict__.get("_race")  # asked once per transition of a page
+    if hasattr(registration, "race_twins"):
+        return Race(int(registration.race_twins or 0),
+                    bool(registration.race_taken))  # type: ignore[attr-defined]
+    key = (registration.state, registration.proposed_nid)
+    cached = registration.__dict__.get("_race")  # asked once per transition of a page
     if cached is not None and cached[0] == key:
         return cached[1]  # type: ignore[no-any-return]
-    race = Race(RegistrationRequest.objects.conflicting_with(request).count(),
-                registered_meanwhile(request) is not None)
-    remember_race(request, race)
+    race = Race(RegistrationRequest.objects.conflicting_with(registration).count(),
+                registered_meanwhile(registration) is not None)
+    remember_race(registration, race)
     return race
 
 
-def shows_nid_warnings(request: RegistrationRequest) -> bool:
+def shows_nid_warnings(registration: RegistrationRequest) -> bool:
     """Whether the section 5.1/6.2 warnings for the proposed NID still matter: not once
     the request is registered or closed (its own registration would be the 'conflict')."""
-    return request.state not in FINAL_STATES
+    return registration.state not in FINAL_STATES
 
 
 # The final states a request is closed in without a registration: each with its reason.
 CLOSED_STATES = tuple(state for state in FINAL_STATES if state != State.REGISTERED)
 
 
-def closing_event(request: RegistrationRequest,
+def closing_event(registration: RegistrationRequest,
                   events: list[RequestEvent]) -> RequestEvent | None:
-    """The transition (among ``events``, oldest first) that closed ``request`` without
+    """The transition (among ``events``, oldest first) that closed ``registration`` without
     registering it, whose comment is the reason the page shows at its top."""
-    if request.state not in CLOSED_STATES:
+    if registration.state not in CLOSED_STATES:
         return None
     return next((e for e in reversed(events) if e.kind == RequestEvent.Kind.TRANSITION
-                 and e.to_state == request.state), None)
+                 and e.to_state == registration.state), None)
 
 
-def remember_race(request: RegistrationRequest, race: Race) -> None:
+def remember_race(registration: RegistrationRequest, race: Race) -> None:
     """Keep a race a page has already read, for the questions that follow."""
-    request.__dict__["_race"] = ((request.state, request.proposed_nid), race)
+    registration.__dict__["_race"] = ((registration.state, registration.proposed_nid), race)
 
 
-def registered_meanwhile(request: RegistrationRequest) -> Namespace | None:
+def registered_meanwhile(registration: RegistrationRequest) -> Namespace | None:
     """The namespace that took this request's proposed NID while it was open."""
-    if request.is_revision or not request.proposed_nid or meaning_of(request.state).final:
+    if not _nid_in_play(registration):
         return None
-    namespace: Namespace | None = Namespace.objects.by_nid(request.proposed_nid).first()
+    namespace: Namespace | None = Namespace.objects.by_nid(registration.proposed_nid).first()
     return namespace
 
 
@@ -400,33 +407,33 @@ class Inputs:
     early_reason: str = ""
 
 
-def refusal(request: RegistrationRequest, transition: Transition, user: Person, *,
+def refusal(registration: RegistrationRequest, transition: Transition, user: Visitor, *,
             inputs: Inputs | None = None, now: dt.datetime | None = None) -> Refused | None:
-    """Why ``user`` may not take ``transition`` on ``request`` now, or None. Without
+    """Why ``user`` may not take ``transition`` on ``registration`` now, or None. Without
     ``inputs``, what the person would still have to type is not judged."""
     try:
-        check_move(transition, state=request.state, path=path_of(request),
-                   roles=roles_of(user, request))
+        check_move(transition, state=registration.state, path=path_of(registration),
+                   roles=roles_of(user, registration))
     except Refused as exc:
         return exc
-    if transition.independent and _is_registrant(user, request):
+    if transition.independent and _is_registrant(user, registration):
         return NotAllowed(
             f'You are the registrant of this request, so you cannot "{transition.label.lower()}"'
             " (conflict of interest): another "
-            + ("designated expert" if EXPERT_ROLE in transition.roles & roles_of(user, request)
+            + ("designated expert" if EXPERT_ROLE in transition.roles & roles_of(user, registration)
                else "member of IANA staff") + " must."
         )
-    if transition.standardisation is False and request.standardisation:
+    if transition.standardisation is False and registration.standardisation:
         return TransitionRefused(
             "Standardisation is involved: approve with a report to the IESG instead "
             "(RFC 8141 section 6.2, step 4)."
         )
-    if transition.standardisation is True and not request.standardisation:
+    if transition.standardisation is True and not registration.standardisation:
         return TransitionRefused(
             "Only requests that involve standardisation go to the IESG; approve it directly."
         )
     if transition.race_only or transition.needs_free_nid:
-        race = race_of(request)
+        race = race_of(registration)
         if transition.race_only and not race:
             return TransitionRefused(
                 "Only a request in a race for its NID (another open request proposes it, or it "
@@ -435,10 +442,10 @@ def refusal(request: RegistrationRequest, transition: Transition, user: Person, 
             )
         if transition.needs_free_nid and race.taken:
             way_out = ('"Close the request" with a reason instead'
-                       if roles_of(user, request) & TRANSITIONS["close"].roles
+                       if roles_of(user, registration) & TRANSITIONS["close"].roles
                        else "withdraw it, or ask the experts to close it")
             return TransitionRefused(
-                f"The NID {request.proposed_nid} was registered meanwhile, so "
+                f"The NID {registration.proposed_nid} was registered meanwhile, so "
                 f'"{transition.label.lower()}" is no longer possible: {way_out}.'
             )
     if inputs is None:
@@ -446,7 +453,7 @@ def refusal(request: RegistrationRequest, transition: Transition, user: Person, 
     if transition.needs_comment and not inputs.comment.strip():
         return TransitionRefused(f"{transition.needs_comment} is required.", field="comment")
     if transition.decision:
-        ends = request.review_period_ends()
+        ends = registration.review_period_ends()
         if ends and (now or timezone.now()) < ends and not inputs.early_reason.strip():
             return TransitionRefused(
                 f"The public review period ({settings.REVIEW_MIN_DAYS} days) ends on "
@@ -454,47 +461,48 @@ def refusal(request: RegistrationRequest, transition: Transition, user: Person, 
                 field="early_reason",
             )
     if transition.complete_template:
-        problems = submission_problems(request)
+        problems = submission_problems(registration)
         if problems:
             return TransitionRefused("The template is not ready: " + "; ".join(problems))
     return None
 
 
-def check(request: RegistrationRequest, name: str, user: Person, *, comment: str = "",
-          early_reason: str = "", now: dt.datetime | None = None) -> Transition:
-    """Whether ``user`` may take transition ``name`` on ``request`` now; raises
+def check_transition(registration: RegistrationRequest, name: str, user: Visitor, *,
+                     comment: str = "",
+                     early_reason: str = "", now: dt.datetime | None = None) -> Transition:
+    """Whether ``user`` may take transition ``name`` on ``registration`` now; raises
     :class:`Refused` with the reason when not."""
     transition = TRANSITIONS.get(name)
     if transition is None:
         raise TransitionRefused(f"There is no action called {name!r}.")
-    problem = refusal(request, transition, user,
+    problem = refusal(registration, transition, user,
                       inputs=Inputs(comment=comment, early_reason=early_reason), now=now)
     if problem is not None:
         raise problem
     return transition
 
 
-def available(request: RegistrationRequest, user: Person) -> list[Transition]:
-    """The transitions ``user`` could take on ``request`` (not yet judging what they
+def available(registration: RegistrationRequest, user: Visitor) -> list[Transition]:
+    """The transitions ``user`` could take on ``registration`` (not yet judging what they
     would have to type)."""
-    return [t for t in TRANSITIONS.values() if refusal(request, t, user) is None]
+    return [t for t in TRANSITIONS.values() if refusal(registration, t, user) is None]
 
 
-def page_transitions(request: RegistrationRequest, user: Person) -> list[Transition]:
+def page_transitions(registration: RegistrationRequest, user: Visitor) -> list[Transition]:
     """The buttons of the request page: submission happens from the request form."""
-    return [t for t in available(request, user) if not t.creates_round]
+    return [t for t in available(registration, user) if not t.creates_round]
 
 
-def submit_transition(request: RegistrationRequest) -> Transition | None:
+def submit_transition(registration: RegistrationRequest) -> Transition | None:
     """Which transition the request form's "Submit" button takes in this state."""
     return next((t for t in TRANSITIONS.values()
-                 if t.creates_round and request.state in t.sources), None)
+                 if t.creates_round and registration.state in t.sources), None)
 
 
-def told_about(request: RegistrationRequest, transition: Transition) -> tuple[str, ...]:
+def told_about(registration: RegistrationRequest, transition: Transition) -> tuple[str, ...]:
     """Who is told that ``transition`` was taken: nobody hears of a request that was
     never submitted (it was private all along)."""
-    return transition.mail if was_submitted(request) else ()
+    return transition.mail if was_submitted(registration) else ()
 
 
 def event_label(kind: str, name: str = "") -> str:
@@ -508,24 +516,24 @@ def event_label(kind: str, name: str = "") -> str:
 
 # --- Seeing ----------------------------------------------------------------------------
 
-def was_submitted(request: RegistrationRequest) -> bool:
-    return request.review_started_at is not None
+def was_submitted(registration: RegistrationRequest) -> bool:
+    return registration.review_started_at is not None
 
 
-def can_view(request: RegistrationRequest, user: Person) -> bool:
+def can_view(registration: RegistrationRequest, user: Visitor) -> bool:
     """A request never submitted is private to its registrant, whatever its state
     (a withdrawn draft too); from submission on, review is public."""
-    return was_submitted(request) or _is_registrant(user, request)
+    return was_submitted(registration) or _is_registrant(user, registration)
 
 
-def requests_visible_to(user: Person) -> Q:
+def requests_visible_to(user: Visitor) -> Q:
     """``can_view`` as a filter (RegistrationRequest.objects.visible_to)."""
     if not _signed_in(user):
         return Q(review_started_at__isnull=False)
     return Q(review_started_at__isnull=False) | Q(registrant=user)
 
 
-def comments_visible_to(user: Person) -> Q:
+def comments_visible_to(user: Visitor) -> Q:
     """Which comments ``user`` may read (Comment.objects.visible_to): public ones on
     requests they may see; those to the registrant by the registrant, the experts and
     staff; internal ones by the designated experts only, never on their own request."""
@@ -542,60 +550,60 @@ def comments_visible_to(user: Person) -> Q:
     return on_visible & audiences
 
 
-def can_read_comment(comment: Comment, user: Person) -> bool:
-    request = comment.registration
-    if not can_view(request, user):
+def can_read_comment(comment: Comment, user: Visitor) -> bool:
+    registration = comment.registration
+    if not can_view(registration, user):
         return False
     if comment.audience == Comment.Audience.PUBLIC:
         return True
     if comment.audience == Comment.Audience.REGISTRANT:
-        return _is_registrant(user, request) or is_expert(user) or is_iana_staff(user)
-    return is_expert(user) and not _is_registrant(user, request)
+        return _is_registrant(user, registration) or is_expert(user) or is_iana_staff(user)
+    return is_expert(user) and not _is_registrant(user, registration)
 
 
-def can_see_private_contact(request: RegistrationRequest, user: Person) -> bool:
+def can_see_private_contact(registration: RegistrationRequest, user: Visitor) -> bool:
     """The contact the registrant gave for IANA only: IANA staff and the registrant."""
-    return _is_registrant(user, request) or is_iana_staff(user)
+    return _is_registrant(user, registration) or is_iana_staff(user)
 
 
-def can_see_dashboard(user: Person) -> bool:
+def can_see_dashboard(user: Visitor) -> bool:
     """The dashboard: the open requests, each expert's load and the suggested assignees."""
     return is_expert(user) or is_iana_staff(user)
 
 
-def can_see_workload(user: Person) -> bool:
+def can_see_workload(user: Visitor) -> bool:
     """Each expert's load and availability (the dashboard, the statistics) is for the
     designated experts and IANA staff."""
     return is_expert(user) or is_iana_staff(user)
 
 
-def can_set_availability(user: Person) -> bool:
+def can_set_availability(user: Visitor) -> bool:
     """A designated expert says when they are away and how much they take."""
     return is_expert(user)
 
 
-def can_see_staff_queue(user: Person) -> bool:
+def can_see_staff_queue(user: Visitor) -> bool:
     return is_iana_staff(user)
 
 
 # --- Doing other than transitions --------------------------------------------------------
 
-def edit_refusal(request: RegistrationRequest, user: Person) -> Refused | None:
-    if not _is_registrant(user, request):
+def edit_refusal(registration: RegistrationRequest, user: Visitor) -> Refused | None:
+    if not _is_registrant(user, registration):
         return NotAllowed("Only the registrant can edit this request.")
-    if not meaning_of(request.state).editable:
+    if not meaning_of(registration.state).editable:
         return NotEditable(
-            f'This request is now "{request.get_state_display().lower()}" and can no longer '
+            f'This request is now "{registration.get_state_display().lower()}" and can no longer '
             "be edited."
         )
     return None
 
 
-def can_edit(request: RegistrationRequest, user: Person) -> bool:
-    return edit_refusal(request, user) is None
+def can_edit(registration: RegistrationRequest, user: Visitor) -> bool:
+    return edit_refusal(registration, user) is None
 
 
-def revise_refusal(namespace: Namespace, user: Person) -> Refused | None:
+def revise_refusal(namespace: Namespace, user: Visitor) -> Refused | None:
     """Whether ``user`` may start a new version of ``namespace`` now: its holder, once
     no other revision of it is open (so each version builds on the one before)."""
     if not _signed_in(user) or namespace.holder_id != user.pk:
@@ -613,19 +621,20 @@ def revise_refusal(namespace: Namespace, user: Person) -> Refused | None:
     return None
 
 
-def can_revise(namespace: Namespace, user: Person) -> bool:
+def can_revise(namespace: Namespace, user: Visitor) -> bool:
     return revise_refusal(namespace, user) is None
 
 
-def comment_audiences(request: RegistrationRequest, user: Person) -> list[str]:
-    """Who ``user`` may address a comment to on ``request``: the public review (anyone
+def comment_audiences(registration: RegistrationRequest, user: Visitor) -> list[str]:
+    """Who ``user`` may address a comment to on ``registration``: the public review (anyone
     signed in, once submitted and while open; the participants afterwards), the
     registrant (experts and staff), the experts only (experts, not on their own)."""
-    if not _signed_in(user) or not can_view(request, user):
+    if not _signed_in(user) or not can_view(registration, user):
         return []
-    roles = roles_of(user, request)
+    roles = roles_of(user, registration)
     audiences: list[str] = []
-    if not meaning_of(request.state).initial and (not meaning_of(request.state).final or roles):
+    meaning = meaning_of(registration.state)
+    if not meaning.initial and (not meaning.final or roles):
         audiences.append(Comment.Audience.PUBLIC)
     if roles & {EXPERT_ROLE, STAFF_ROLE}:
         audiences.append(Comment.Audience.REGISTRANT)
@@ -643,8 +652,9 @@ _AUDIENCE_REFUSALS: dict[str, str] = {
 }
 
 
-def comment_refusal(request: RegistrationRequest, user: Person, audience: str) -> Refused | None:
-    if audience in comment_audiences(request, user):
+def comment_refusal(registration: RegistrationRequest, user: Visitor,
+                    audience: str) -> Refused | None:
+    if audience in comment_audiences(registration, user):
         return None
     message = _AUDIENCE_REFUSALS.get(audience, "Choose who the comment is for.")
     if not _signed_in(user):
@@ -652,43 +662,44 @@ def comment_refusal(request: RegistrationRequest, user: Person, audience: str) -
     return NotAllowed(message, field="audience")
 
 
-def can_comment(request: RegistrationRequest, user: Person, audience: str | None = None) -> bool:
-    audiences = comment_audiences(request, user)
+def can_comment(registration: RegistrationRequest, user: Visitor,
+                audience: str | None = None) -> bool:
+    audiences = comment_audiences(registration, user)
     return bool(audiences) if audience is None else audience in audiences
 
 
-def standardisation_refusal(request: RegistrationRequest, user: Person) -> Refused | None:
+def standardisation_refusal(registration: RegistrationRequest, user: Visitor) -> Refused | None:
     if not is_expert(user):
         return NotAllowed("Only designated experts decide whether standardisation is involved.")
-    if request.fast_track:
+    if registration.fast_track:
         return TransitionRefused("Fast-track requests do not go to the IESG (section 6.3).")
-    if not meaning_of(request.state).standardisation_open:  # theirs until they decide
+    if not meaning_of(registration.state).standardisation_open:  # theirs until they decide
         return TransitionRefused("The flag is set during the review, before a decision.")
     return None
 
 
-def can_set_standardisation(request: RegistrationRequest, user: Person) -> bool:
-    return can_view(request, user) and standardisation_refusal(request, user) is None
+def can_set_standardisation(registration: RegistrationRequest, user: Visitor) -> bool:
+    return can_view(registration, user) and standardisation_refusal(registration, user) is None
 
 
-def assign_refusal(request: RegistrationRequest, user: Person,
+def assign_refusal(registration: RegistrationRequest, user: Visitor,
                    expert: User | None = None) -> Refused | None:
-    """Whether ``user`` may assign ``request`` to ``expert`` (None: unassign). The
+    """Whether ``user`` may assign ``registration`` to ``expert`` (None: unassign). The
     designated experts and IANA staff assign; never to someone with a conflict of
     interest, and to someone else only while they are available and below their
     maximum (an expert may still take a request themselves)."""
     if not (is_expert(user) or is_iana_staff(user)):
         return NotAllowed("Only designated experts and IANA staff assign requests.")
-    if _is_registrant(user, request):
+    if _is_registrant(user, registration):
         return NotAllowed("You are the registrant of this request, so you cannot assign it "
                           "(conflict of interest): another designated expert must.")
-    if not meaning_of(request.state).open:
+    if not meaning_of(registration.state).open:
         return TransitionRefused("Only open requests are assigned.")
     if expert is None:
         return None
     if not (is_expert(expert) and expert.is_active):
         return TransitionRefused(f"{expert} is not a designated expert.", field="expert")
-    conflict = conflict_of_interest(request, expert)
+    conflict = conflict_of_interest(registration, expert)
     if conflict:
         return TransitionRefused(f"{expert.display_name} {conflict} (conflict of interest): "
                                  "assign another expert.", field="expert")
@@ -701,13 +712,13 @@ def assign_refusal(request: RegistrationRequest, user: Person,
     return None
 
 
-def may_be_assigned(request: RegistrationRequest, expert: User) -> bool:
+def may_be_assigned(registration: RegistrationRequest, expert: User) -> bool:
     """Whether ``expert`` is one a request can be assigned to (its assign form's choices)."""
-    return expert.pk != request.registrant_id
+    return expert.pk != registration.registrant_id
 
 
-def can_assign(request: RegistrationRequest, user: Person) -> bool:
-    return can_view(request, user) and assign_refusal(request, user) is None
+def can_assign(registration: RegistrationRequest, user: Visitor) -> bool:
+    return can_view(registration, user) and assign_refusal(registration, user) is None
 
 
 # --- Workload: who is suggested, who is reminded -------------------------------------
@@ -716,15 +727,15 @@ def _organisation_key(name: str) -> str:
     return " ".join(name.casefold().split())
 
 
-def conflict_of_interest(request: RegistrationRequest, expert: User) -> str:
-    """Why ``expert`` should not review ``request`` ("" when nothing stands against
+def conflict_of_interest(registration: RegistrationRequest, expert: User) -> str:
+    """Why ``expert`` should not review ``registration`` ("" when nothing stands against
     it): they are its registrant, or of the registrant's organisation (the one in the
     template or on the registrant's account)."""
-    if expert.pk == request.registrant_id:
+    if expert.pk == registration.registrant_id:
         return "is the registrant of this request"
     own = _organisation_key(expert.organisation)
-    if own and own in {_organisation_key(request.registrant_organisation),
-                       _organisation_key(request.registrant.organisation)}:
+    if own and own in {_organisation_key(registration.registrant_organisation),
+                       _organisation_key(registration.registrant.organisation)}:
         return f"is of the registrant's organisation ({expert.organisation})"
     return ""
 
@@ -754,20 +765,20 @@ def unavailability(expert: User, *, today: dt.date) -> str:
     return ""
 
 
-def suggestion_refusal(request: RegistrationRequest, expert: User, *,
+def suggestion_refusal(registration: RegistrationRequest, expert: User, *,
                        today: dt.date) -> str:
-    """Why ``expert`` is not suggested for ``request`` ("" when they may be)."""
-    return conflict_of_interest(request, expert) or unavailability(expert, today=today)
+    """Why ``expert`` is not suggested for ``registration`` ("" when they may be)."""
+    return conflict_of_interest(registration, expert) or unavailability(expert, today=today)
 
 
-def suggested_assignee(request: RegistrationRequest, experts: Iterable[User], *,
+def suggested_assignee(registration: RegistrationRequest, experts: Iterable[User], *,
                        today: dt.date) -> User | None:
-    """Who should take an open, unassigned ``request``: of ``experts`` (read
+    """Who should take an open, unassigned ``registration``: of ``experts`` (read
     ``with_load()``), the least loaded one who is available, below their maximum and
     without a conflict of interest; None when nobody is."""
-    if request.state not in OPEN_STATES or request.assigned_expert_id is not None:
+    if registration.state not in OPEN_STATES or registration.assigned_expert_id is not None:
         return None
-    fit = [e for e in experts if not suggestion_refusal(request, e, today=today)]
+    fit = [e for e in experts if not suggestion_refusal(registration, e, today=today)]
     return min(fit, key=lambda e: (open_assignments(e), e.display_name.casefold(), e.pk),
                default=None)
 
@@ -790,18 +801,18 @@ class Reminder:
     summary: str  # the event's comment
 
 
-def next_reminder(request: RegistrationRequest, *, done: Iterable[str],
+def next_reminder(registration: RegistrationRequest, *, done: Iterable[str],
                   experts: Iterable[User], staff: Iterable[User],
                   today: dt.date) -> Reminder | None:
-    """The next step for an idle ``request``, given the reminder kinds ``done`` since
+    """The next step for an idle ``registration``, given the reminder kinds ``done`` since
     its last activity; None once staff were told. An expert away, or with a conflict
     of interest, is never reminded."""
     done = set(done)
     if ESCALATED_TO_STAFF in done:
         return None
     pool = tuple(e for e in experts if not is_away(e, today=today)
-                 and not conflict_of_interest(request, e))
-    assigned = next((e for e in pool if e.pk == request.assigned_expert_id), None)
+                 and not conflict_of_interest(registration, e))
+    assigned = next((e for e in pool if e.pk == registration.assigned_expert_id), None)
     to_staff = Reminder(ESCALATED_TO_STAFF, STAFF, tuple(staff),
                         "Still no activity; escalated to IANA staff.")
     if not done:
@@ -814,26 +825,26 @@ def next_reminder(request: RegistrationRequest, *, done: Iterable[str],
         return to_staff
     # The first step went to the assigned expert alone only when they were available;
     # otherwise every available expert has heard already.
-    others = tuple(e for e in pool if e.pk != request.assigned_expert_id)
+    others = tuple(e for e in pool if e.pk != registration.assigned_expert_id)
     if ESCALATED_TO_EXPERTS not in done and assigned is not None and others:
         return Reminder(ESCALATED_TO_EXPERTS, EXPERTS, others,
                         "Still no activity; escalated to the other available experts.")
     return to_staff
 
 
-def hidden_events(request: RegistrationRequest, user: Person) -> set[str]:
-    """The kinds of timeline event ``user`` may not read on ``request``."""
-    roles = roles_of(user, request)
+def hidden_events(registration: RegistrationRequest, user: Visitor) -> set[str]:
+    """The kinds of timeline event ``user`` may not read on ``registration``."""
+    roles = roles_of(user, registration)
     return {name for name, readers in EVENT_READERS.items() if not roles & readers}
 
 
-def can_see_mail(request: RegistrationRequest, user: Person) -> bool:
+def can_see_mail(registration: RegistrationRequest, user: Visitor) -> bool:
     """The mail sent and received about a request (addresses, delivery errors, held
     messages) is for the designated experts and IANA staff."""
-    return bool(roles_of(user, request) & {EXPERT_ROLE, STAFF_ROLE})
+    return bool(roles_of(user, registration) & {EXPERT_ROLE, STAFF_ROLE})
 
 
-def check_resend(message: OutboundMessage, user: Person) -> None:
+def check_resend(message: OutboundMessage, user: Visitor) -> None:
     """IANA staff may send again a message that failed (or is still failing)."""
     if not is_iana_staff(user):
         raise NotAllowed("Only IANA staff send mail again.")
@@ -843,7 +854,7 @@ def check_resend(message: OutboundMessage, user: Person) -> None:
         raise TransitionRefused("This message has not been tried yet; it is on its way.")
 
 
-def can_resend(message: OutboundMessage, user: Person) -> bool:
+def can_resend(message: OutboundMessage, user: Visitor) -> bool:
     try:
         check_resend(message, user)
     except (NotAllowed, TransitionRefused):
@@ -851,10 +862,10 @@ def can_resend(message: OutboundMessage, user: Person) -> bool:
     return True
 
 
-def answered_by_mail(request: RegistrationRequest) -> bool:
+def answered_by_mail(registration: RegistrationRequest) -> bool:
     """Whether a mail from the registrant now answers the experts: the request waits in
     a state the registrant answers by mail."""
-    return meaning_of(request.state).answered_by_mail
+    return meaning_of(registration.state).answered_by_mail
 
 
 def moves_answered_by_mail() -> tuple[str, ...]:
@@ -864,9 +875,9 @@ def moves_answered_by_mail() -> tuple[str, ...]:
                  if STATES[t.target].answered_by_mail and REGISTRANT in t.mail)
 
 
-def mail_placement(request: RegistrationRequest, *, via_list: bool, sender: User | None,
+def mail_placement(registration: RegistrationRequest, *, via_list: bool, sender: User | None,
                    answered_audience: str = "") -> tuple[str | None, str]:
-    """Where a message that arrived about ``request`` goes: the audience of the
+    """Where a message that arrived about ``registration`` goes: the audience of the
     comment it becomes, or None and the reason it is held for staff. Mail never
     changes a state; it only adds to the timeline.
 
@@ -875,17 +886,17 @@ def mail_placement(request: RegistrationRequest, *, via_list: bool, sender: User
     an expert's or staff member's is what they may write on the page, internal when
     it answers an internal message. List mail (``via_list``, from anyone: its headers
     prove nothing) is public and credited to nobody. The rest is held for staff."""
-    if meaning_of(request.state).initial:
+    if meaning_of(registration.state).initial:
         return None, "The request is a draft, private to its registrant."
     if sender is not None:
-        if _is_registrant(sender, request):
+        if _is_registrant(sender, registration):
             return Comment.Audience.REGISTRANT, ""
         # An answer to a message written to the registrant's conversation goes back to
         # it; any other answer (an internal or staff message, or none named) stays
         # among the experts, never reaching the registrant by a guess.
         audience = (Comment.Audience.REGISTRANT if answered_audience == REGISTRANT
                     else Comment.Audience.EXPERTS)
-        if comment_refusal(request, sender, audience) is None:
+        if comment_refusal(registration, sender, audience) is None:
             return audience, ""
         where = ("to the registrant" if audience == Comment.Audience.REGISTRANT
                  else "internally to the experts")
@@ -897,22 +908,22 @@ def mail_placement(request: RegistrationRequest, *, via_list: bool, sender: User
                   "wrote it), nor through the review list: the From line proves nothing.")
 
 
-def can_handle_quarantine(user: Person) -> bool:
+def can_handle_quarantine(user: Visitor) -> bool:
     """The quarantine of mail nobody could be credited with is for IANA staff."""
     return is_iana_staff(user)
 
 
-def attach_refusal(message: InboundMessage, request: RegistrationRequest, user: Person,
+def attach_refusal(message: InboundMessage, registration: RegistrationRequest, user: Visitor,
                    audience: str) -> Refused | None:
-    """May ``user`` attach the quarantined ``message`` to ``request`` for ``audience``?"""
+    """May ``user`` attach the quarantined ``message`` to ``registration`` for ``audience``?"""
     if not can_handle_quarantine(user):
         return NotAllowed("Only IANA staff attach quarantined mail.")
     if message.outcome not in message.QUARANTINE or hasattr(message, "placement"):
         return TransitionRefused("This message is not in the quarantine (already attached, "
                                  "or placed when it arrived).")
-    if request.state == State.DRAFT:
+    if registration.state == State.DRAFT:
         return TransitionRefused("A draft is private to its registrant: attach the message "
-                                 "to a submitted request.", field="request")
+                                 "to a submitted request.", field="registration")
     if audience not in Comment.Audience.values:
         return TransitionRefused("Choose who may read it.", field="audience")
     return None
