@@ -1,6 +1,6 @@
 """Pages of the review: registrants' requests and form, the public review,
 the expert dashboard and the IANA staff queue. Every write calls actions.py;
-every "may this person see or do this?" is asked of workflow.py."""
+every "may this person see or do this?" is asked of the workflow package."""
 
 from __future__ import annotations
 
