@@ -454,11 +454,6 @@ def namespace_update_record(*, namespace: Namespace, changes: dict[str, object],
     return namespace
 
 
-# The fields of a namespace that mirror a row of IANA's registry.
-RECORD_FIELDS = ("registered_on", "record_updated", "references", "template_url", "contact",
-                 "template_date", "registry_note", "organisation")
-
-
 def _record_fields(record: Record) -> dict[str, Any]:
     fields = {
         "registered_on": record.date,

@@ -254,12 +254,6 @@ def comment_refusal(registration: RegistrationRequest, user: Visitor,
     return NotAllowed(message, field="audience")
 
 
-def can_comment(registration: RegistrationRequest, user: Visitor,
-                audience: str | None = None) -> bool:
-    audiences = comment_audiences(registration, user)
-    return bool(audiences) if audience is None else audience in audiences
-
-
 def standardisation_refusal(registration: RegistrationRequest, user: Visitor) -> Refused | None:
     if not is_expert(user):
         return NotAllowed("Only designated experts decide whether standardisation is involved.")
