@@ -513,6 +513,15 @@ def _receive(parsed: ParsedMail, raw: bytes, source: str) -> InboundMessage:
                            "in the subject, and In-Reply-To/References name no message of a "
                            "request.")
         registration = located
+    return _place(parsed, raw, source, registration, sender=sender,
+                  via_list=token is None and _via_list(parsed))
+
+
+def _place(parsed: ParsedMail, raw: bytes, source: str, registration: RegistrationRequest, *,
+           sender: User | None, via_list: bool) -> InboundMessage:
+    """Add a message to its request's timeline as the comment ``mail_placement`` says,
+    or hold it for staff with the reason."""
+    Outcome = InboundMessage.Outcome
     registration = (RegistrationRequest.objects.select_for_update(of=("self",))
                     .select_related("registrant").get(pk=registration.pk))
     if InboundMessage.objects.filter(message_id=parsed.message_id,
@@ -520,23 +529,14 @@ def _receive(parsed: ParsedMail, raw: bytes, source: str) -> InboundMessage:
         return _record(parsed, raw, source, Outcome.DUPLICATE,
                        f"Already added to request #{registration.pk}.", registration=registration)
     audience, refusal = mail_placement(
-        registration, via_list=token is None and _via_list(parsed), sender=sender,
+        registration, via_list=via_list, sender=sender,
         answered_audience=_answered_audience(parsed, registration))
     if audience is None:
         return _record(parsed, raw, source, Outcome.HELD, refusal, registration=registration,
                        verified_sender=sender)
     via = Comment.Via.MAIL if sender is not None else Comment.Via.LIST
     comment = _mail_comment(parsed, registration, sender=sender, audience=audience, via=via)
-    if sender is None:
-        told = f"{comment.author_label} (sender not verified) wrote on the review list."
-    elif sender.pk == registration.registrant_id and _answers_requested_changes(parsed,
-                                                                                registration):
-        told = ("The registrant answered the request for changes by mail, from their reply "
-                "address.")
-    elif sender.pk == registration.registrant_id:
-        told = "The registrant wrote by mail, from their reply address."
-    else:
-        told = f"{sender.display_name} answered by mail, from their reply address."
+    told = _placed_summary(parsed, registration, comment, sender)
     if audience != Comment.Audience.EXPERTS:  # internal comments leave no public trace
         RequestEvent.objects.create(
             registration=registration, actor=sender,
@@ -548,10 +548,23 @@ def _receive(parsed: ParsedMail, raw: bytes, source: str) -> InboundMessage:
     if audience == Comment.Audience.PUBLIC:
         registry_changed(exports=False)  # the public review page shows the discussion
     record = _record(parsed, raw, source, Outcome.PLACED, "", registration=registration,
-                     comment=comment,
-                     verified_sender=sender)
+                     comment=comment, verified_sender=sender)
     _queue_comment_mails(comment, registration)
     return record
+
+
+def _placed_summary(parsed: ParsedMail, registration: RegistrationRequest, comment: Comment,
+                    sender: User | None) -> str:
+    """What the timeline says of a message placed on it."""
+    if sender is None:
+        return f"{comment.author_label} (sender not verified) wrote on the review list."
+    if sender.pk == registration.registrant_id and _answers_requested_changes(parsed,
+                                                                              registration):
+        return ("The registrant answered the request for changes by mail, from their reply "
+                "address.")
+    if sender.pk == registration.registrant_id:
+        return "The registrant wrote by mail, from their reply address."
+    return f"{sender.display_name} answered by mail, from their reply address."
 
 
 def _mail_comment(parsed: ParsedMail, registration: RegistrationRequest, *, sender: User | None,

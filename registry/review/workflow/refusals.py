@@ -110,18 +110,37 @@ def refusal(registration: RegistrationRequest, transition: Transition, user: Vis
             inputs: Inputs | None = None, now: dt.datetime | None = None) -> Refused | None:
     """Why ``user`` may not take ``transition`` on ``registration`` now, or None. Without
     ``inputs``, what the person would still have to type is not judged."""
+    roles = roles_of(user, registration)
     try:
         check_move(transition, state=registration.state, path=path_of(registration),
-                   roles=roles_of(user, registration))
+                   roles=roles)
     except Refused as exc:
         return exc
-    if transition.independent and is_registrant(user, registration):
-        return NotAllowed(
-            f'You are the registrant of this request, so you cannot "{transition.label.lower()}"'
-            " (conflict of interest): another "
-            + ("designated expert" if EXPERT_ROLE in transition.roles & roles_of(user, registration)
-               else "member of IANA staff") + " must."
-        )
+    problem = (_conflict_refusal(registration, transition, user, roles)
+               or _standardisation_mismatch(registration, transition)
+               or _race_refusal(registration, transition, roles))
+    if problem is not None or inputs is None:
+        return problem
+    return _inputs_refusal(registration, transition, inputs, now or timezone.now())
+
+
+def _conflict_refusal(registration: RegistrationRequest, transition: Transition,
+                      user: Visitor, roles: set[str]) -> Refused | None:
+    """A move independent of the registrant is never theirs (conflict of interest)."""
+    if not (transition.independent and is_registrant(user, registration)):
+        return None
+    return NotAllowed(
+        f'You are the registrant of this request, so you cannot "{transition.label.lower()}"'
+        " (conflict of interest): another "
+        + ("designated expert" if EXPERT_ROLE in transition.roles & roles
+           else "member of IANA staff") + " must."
+    )
+
+
+def _standardisation_mismatch(registration: RegistrationRequest,
+                             transition: Transition) -> Refused | None:
+    """A move only for requests that involve standardisation (or only for those that
+    do not), on one that does not (or does)."""
     if transition.standardisation is False and registration.standardisation:
         return TransitionRefused(
             "Standardisation is involved: approve with a report to the IESG instead "
@@ -131,29 +150,42 @@ def refusal(registration: RegistrationRequest, transition: Transition, user: Vis
         return TransitionRefused(
             "Only requests that involve standardisation go to the IESG; approve it directly."
         )
-    if transition.race_only or transition.needs_free_nid:
-        race = race_of(registration)
-        if transition.race_only and not race:
-            return TransitionRefused(
-                "Only a request in a race for its NID (another open request proposes it, or it "
-                "was registered meanwhile) can be closed; otherwise the registrant withdraws it "
-                "or the experts decide on it."
-            )
-        if transition.needs_free_nid and race.taken:
-            way_out = ('"Close the request" with a reason instead'
-                       if roles_of(user, registration) & TRANSITIONS["close"].roles
-                       else "withdraw it, or ask the experts to close it")
-            return TransitionRefused(
-                f"The NID {registration.proposed_nid} was registered meanwhile, so "
-                f'"{transition.label.lower()}" is no longer possible: {way_out}.'
-            )
-    if inputs is None:
+    return None
+
+
+def _race_refusal(registration: RegistrationRequest, transition: Transition,
+                  roles: set[str]) -> Refused | None:
+    """Closing is only for a request in a race; a NID registered meanwhile ends the
+    moves that need it free."""
+    if not (transition.race_only or transition.needs_free_nid):
         return None
+    race = race_of(registration)
+    if transition.race_only and not race:
+        return TransitionRefused(
+            "Only a request in a race for its NID (another open request proposes it, or it "
+            "was registered meanwhile) can be closed; otherwise the registrant withdraws it "
+            "or the experts decide on it."
+        )
+    if transition.needs_free_nid and race.taken:
+        way_out = ('"Close the request" with a reason instead'
+                   if roles & TRANSITIONS["close"].roles
+                   else "withdraw it, or ask the experts to close it")
+        return TransitionRefused(
+            f"The NID {registration.proposed_nid} was registered meanwhile, so "
+            f'"{transition.label.lower()}" is no longer possible: {way_out}.'
+        )
+    return None
+
+
+def _inputs_refusal(registration: RegistrationRequest, transition: Transition,
+                    inputs: Inputs, now: dt.datetime) -> Refused | None:
+    """What the person typed with the move (its comment, the reason for deciding
+    before the review period ends), and a template ready to submit."""
     if transition.needs_comment and not inputs.comment.strip():
         return TransitionRefused(f"{transition.needs_comment} is required.", field="comment")
     if transition.decision:
         ends = registration.review_period_ends()
-        if ends and (now or timezone.now()) < ends and not inputs.early_reason.strip():
+        if ends and now < ends and not inputs.early_reason.strip():
             return TransitionRefused(
                 f"The public review period ({settings.REVIEW_MIN_DAYS} days) ends on "
                 f"{ends:%Y-%m-%d}; to decide earlier, record a reason for the early decision.",
