@@ -374,7 +374,7 @@ def handler404(request, exception=None):
 
 
 @limited("api_check")
-def check(request):
+def check_page(request):
     text = request.POST.get("urns", "") if request.method == "POST" else request.GET.get("urn", "")
     lines = split_lines(text)
     results = check_urns(lines) if lines else []
