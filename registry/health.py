@@ -24,6 +24,8 @@ from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from registry.unavailable import DATABASE_RETRY_AFTER
+
 BROKER_TIMEOUT_SECONDS = 2
 
 
@@ -68,8 +70,11 @@ def exports_ready() -> bool:
 
 
 def _answer(checks: dict[str, str], healthy: bool) -> JsonResponse:
-    return JsonResponse({"status": "ok" if healthy else "unavailable", **checks},
-                        status=200 if healthy else 503)
+    response = JsonResponse({"status": "ok" if healthy else "unavailable", **checks},
+                            status=200 if healthy else 503)
+    if not healthy:  # as every 503 of the site
+        response["Retry-After"] = str(DATABASE_RETRY_AFTER)
+    return response
 
 
 @never_cache
