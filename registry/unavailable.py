@@ -68,6 +68,8 @@ def unavailable(request: HttpRequest, what: str, retry_after: int) -> HttpRespon
                                 status=503)
     response["Retry-After"] = str(retry_after)
     add_never_cache_headers(response)
+    # Logged by what noticed the outage, once per interval, not by Django once per request.
+    response._has_been_logged = True  # type: ignore[attr-defined]
     return response
 
 
