@@ -126,6 +126,9 @@ if IS_POSTGRES:
     # Django's, with the health check made only after a second of idleness instead of
     # before every request (registry/postgresql/base.py).
     DATABASES["default"]["ENGINE"] = "registry.postgresql"
+    # An unreachable server is a 503 within seconds, not a request hung until gunicorn's
+    # timeout (registry/unavailable.py); ?connect_timeout= in DATABASE_URL overrides it.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 3)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "accounts.User"

@@ -197,3 +197,30 @@ def test_a_database_failure_outside_a_view_is_a_503(rf):
         raise RuntimeError("a bug")
     except RuntimeError:
         assert server_error(rf.get("/")).status_code == 500
+
+
+DATABASE_OPTIONS = """
+import django, json
+django.setup()
+from django.conf import settings
+print(json.dumps(settings.DATABASES["default"]["OPTIONS"]))
+"""
+
+
+@pytest.mark.parametrize("url, timeout", [
+    ("postgres://registry@db.example:5432/registry", 3),
+    ("postgres://registry@db.example:5432/registry?connect_timeout=7", 7),
+])
+def test_an_unreachable_database_is_given_up_within_seconds(url, timeout):
+    """Not a request hung until gunicorn's timeout: a 503 within connect_timeout."""
+    import json
+    import os
+    import subprocess
+
+    from django.conf import settings
+
+    env = {**{k: v for k, v in os.environ.items() if k != "REGISTRY_ENV"},
+           "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "registry.settings"}
+    result = subprocess.run([sys.executable, "-c", DATABASE_OPTIONS], cwd=settings.BASE_DIR,
+                            env=env, capture_output=True, text=True, check=True)
+    assert json.loads(result.stdout.strip().splitlines()[-1])["connect_timeout"] == timeout
