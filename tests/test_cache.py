@@ -5,7 +5,6 @@ import logging
 import os
 import shutil
 import signal
-import subprocess
 import time
 
 import pytest
@@ -13,7 +12,7 @@ import pytest
 from registry import cache as registry_cache
 from registry.cache import RegistryRedisCache, cache_available
 from tests.conftest import RUN_ID
-from tests.faults.conftest import free_port, wait_until
+from tests.faults.conftest import RedisServer, free_port
 
 REDIS = os.environ.get("TEST_REDIS_URL", "")
 
@@ -76,23 +75,10 @@ def own_redis(tmp_path):
     """A redis-server of this test's own, which it may stop."""
     if shutil.which("redis-server") is None:
         pytest.skip("needs redis-server")
-    port = free_port()
-    process = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
-                                "--save", "", "--appendonly", "no", "--dir", str(tmp_path)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"redis://127.0.0.1:{port}/0"
-    probe = cache_at(url)
-    wait_until(lambda: _answers(probe), 10, "redis-server started")
-    yield process, url
-    process.kill()
-    process.wait(10)
-
-
-def _answers(cache) -> bool:
-    try:
-        return bool(cache.client.get_client().ping())
-    except Exception:  # noqa: BLE001 - not yet
-        return False
+    server = RedisServer(tmp_path)
+    server.start()
+    yield server.process, server.url
+    server.kill()
 
 
 @pytest.mark.parametrize("forget", [True, False], ids=["sessions' cache", "public cache"])

@@ -47,6 +47,20 @@ def wait_until(condition, timeout: float, what: str, step: float = 0.05) -> floa
     return time.monotonic() - start
 
 
+def signed_in_session(user) -> str:
+    """The key of a new signed-in session of ``user``, written to the database only (as
+    after a cache loss)."""
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.sessions.backends.db import SessionStore
+
+    session = SessionStore()
+    session[SESSION_KEY] = str(user.pk)
+    session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
+    session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    session.create()
+    return str(session.session_key)
+
+
 # --- Redis --------------------------------------------------------------------------------
 
 

@@ -14,7 +14,6 @@ from urllib.parse import urlencode
 import pytest
 import redis
 from django.conf import settings
-from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 
 from registry.namespaces.models import Namespace
 from registry.review.models import Comment, OutboundMessage, RegistrationRequest
@@ -26,6 +25,7 @@ from tests.faults.conftest import (
     by_label,
     report,
     server_environment,
+    signed_in_session,
     statuses,
     wait_until,
 )
@@ -36,15 +36,7 @@ CSRF = "f" * 32  # a CSRF secret of the test's own: cookie and form field agree
 
 
 def session_cookie(user) -> str:
-    """A signed-in session written to the database only (as after a cache loss)."""
-    from django.contrib.sessions.backends.db import SessionStore
-
-    session = SessionStore()
-    session[SESSION_KEY] = str(user.pk)
-    session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
-    session[HASH_SESSION_KEY] = user.get_session_auth_hash()
-    session.create()
-    return f"{settings.SESSION_COOKIE_NAME}={session.session_key}; csrftoken={CSRF}"
+    return f"{settings.SESSION_COOKIE_NAME}={signed_in_session(user)}; csrftoken={CSRF}"
 
 
 def post(path: str, cookie: str, **fields: str) -> Call:

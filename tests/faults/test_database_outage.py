@@ -30,17 +30,9 @@ from tests.faults.conftest import (
 SEED = """
 import django, json
 django.setup()
-from django.conf import settings
-from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
-from django.contrib.sessions.backends.db import SessionStore
 from tests.factories import make_user
-user = make_user("reader@example.org")
-session = SessionStore()
-session[SESSION_KEY] = str(user.pk)
-session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
-session[HASH_SESSION_KEY] = user.get_session_auth_hash()
-session.create()
-print(json.dumps(session.session_key))
+from tests.faults.conftest import signed_in_session
+print(json.dumps(signed_in_session(make_user("reader@example.org"))))
 """
 
 WARM = ["/", "/requests/review/", "/api/namespaces/"]
