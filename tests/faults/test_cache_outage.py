@@ -131,7 +131,7 @@ def test_the_sessions_and_broker_redis_killed(
     # The write committed and answered; its mail waits in the outbox for the broker.
     assert submit.status == 302
     assert RegistrationRequest.objects.get(pk=draft.pk).state != draft.state
-    waiting = OutboundMessage.objects.filter(request_id=draft.pk)
+    waiting = OutboundMessage.objects.filter(registration_id=draft.pk)
     assert waiting.exists() and not waiting.filter(queued_at__isnull=False).exists()
     # Fail closed: no count could be kept, nothing written.
     assert comment.status == 503 and int(comment.headers["Retry-After"]) > 0
