@@ -280,14 +280,16 @@ PARSERS: tuple[Parser, ...] = (
 # -- measurement ---------------------------------------------------------------------------------
 
 def best_time(func: Callable[[str], object], text: str, runs: int, inner: int = 1) -> float:
-    """The best of ``runs`` timings of ``inner`` calls, per call."""
+    """The best of ``runs`` timings of ``inner`` calls, per call, in the thread's CPU time:
+    a wall clock also counts the time other processes had the core, which on a loaded
+    machine falls more often on the longer input and inflates a linear parser's ratio."""
     best = float("inf")
     for _ in range(runs):
         gc.collect()
-        start = time.perf_counter()
+        start = time.thread_time()
         for _ in range(inner):
             func(text)
-        best = min(best, time.perf_counter() - start)
+        best = min(best, time.thread_time() - start)
     return best / inner
 
 
