@@ -49,7 +49,7 @@ from registry.review.models import (
 )
 from registry.review.presenters import request_page_context
 from registry.review.presenters import request_warnings as _request_warnings
-from registry.urns import check_formal_nid, check_informal_nid
+from urn8141 import check_formal_nid, check_informal_nid
 
 
 def _get_registration_request(request, pk: int) -> RegistrationRequest:
