@@ -4,8 +4,9 @@
 
 Also times the check with namespace profiles (those shipped with urn8141) on the same
 set, ``urn8141.check.check``: parse, the NSS against its namespace's syntax
-and check digits, and the namespace's normal form, in C where ``python -m
-urn8141.build`` built it; the same on the Python path (``check_python``);
+and check digits, and the namespace's normal form, in C where installing the
+toolkit built it; the same on the Python path (``check_python``; ``URN_SPEEDUPS=0``
+runs everything on it, as where no C compiler is);
 and with the errors of each NSS its profile refuses (``check_nss``, what
 /api/check answers); and on ever longer NSSs, to show they are linear.
 
@@ -162,7 +163,7 @@ def theirs(urns: list[str]) -> int:
 
 
 RUNS = (
-    ("urn8141  parse+normalize", ours),
+    ("urn8141        parse+normalize", ours),
     ("urnparse       from_string+str", theirs),
     (f"check          parse+nss verdict+namespace normal form "
      f"({'C path' if ACCELERATED else 'the C path is not built: Python path'})", with_profiles),
@@ -205,7 +206,7 @@ def main() -> None:
     for label, _ in RUNS:
         rates, ok = results[label]
         what = "accepted" if label.startswith("urnparse") else (
-            "valid" if label.startswith("registry") else "valid by their profile")
+            "valid" if label.startswith("urn8141") else "valid by their profile")
         print(f"{label}: median {statistics.median(rates):>10,.0f} URNs/s  "
               f"best {max(rates):>10,.0f}  ({ok} of {len(urns)} {what})")
         if not label.startswith("urnparse"):

@@ -278,7 +278,8 @@ def _refresh(url: str | None, directory: Path | None, out: TextIO, as_json: bool
             json.dump({"refreshed": False, "error": str(exc)}, out, indent=1)
             print(file=out)
         else:
-            print(f"urn8141 refresh: {exc} The profiles in use are unchanged.", file=sys.stderr)
+            print(f"urn8141 refresh: {exc}\n  (the profiles in use are unchanged)",
+                  file=sys.stderr)
         return NO
     if as_json:
         json.dump({"refreshed": True, "file": str(done.path), "source": done.source,
