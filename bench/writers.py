@@ -69,6 +69,7 @@ from bench.load import (  # noqa: E402
     production_env,
     psql,
     server_url,
+    start_cache_redis,
 )
 from registry.namespaces.sample_text import template_values  # noqa: E402
 
@@ -373,9 +374,9 @@ def verify(database_url: str, pks: list[int]) -> list[str]:
             "count(e.id) FILTER (WHERE e.kind = 'create'), "
             "count(e.id) FILTER (WHERE e.kind = 'transition' AND e.transition = 'submit'), "
             "count(e.id), "
-            "(SELECT count(*) FROM review_outboundmessage m WHERE m.request_id = r.id) "
+            "(SELECT count(*) FROM review_outboundmessage m WHERE m.registration_id = r.id) "
             "FROM review_registrationrequest r LEFT JOIN review_requestevent e "
-            "ON e.request_id = r.id WHERE r.id = ANY(%s) GROUP BY r.id", [pks]).fetchall()
+            "ON e.registration_id = r.id WHERE r.id = ANY(%s) GROUP BY r.id", [pks]).fetchall()
         if len(rows) != len(set(pks)) or len(set(pks)) != len(pks):
             problems.append(f"{len(pks)} submissions counted, {len(set(pks))} distinct, "
                             f"{len(rows)} in the database")
@@ -427,8 +428,9 @@ def main() -> None:
     psql(args.server, f'CREATE DATABASE "{name}"')
     port = args.port or free_port()
     scratch = Path(tempfile.mkdtemp(prefix="urn-writers-"))
+    cache_redis, cache_server = start_cache_redis()
     env = {
-        **production_env(name, database_url, scratch, args.redis),
+        **production_env(name, database_url, scratch, args.redis, cache_redis),
         "EMAIL_BACKEND": "django.core.mail.backends.dummy.EmailBackend",
         **({"WEB_CONCURRENCY": str(args.workers)} if args.workers else {}),
     }
@@ -479,6 +481,8 @@ def main() -> None:
         for process in reversed(processes):
             os.killpg(process.pid, signal.SIGTERM)
             process.wait(timeout=60)
+        cache_server.terminate()
+        cache_server.wait(timeout=30)
         if not args.keep:
             psql(args.server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         shutil.rmtree(scratch, ignore_errors=True)

@@ -12,6 +12,14 @@
   or 500 handler, the rate limit), leaves as JSON ``{"error": "..."}``.
 - A query parameter a page does not know (query_params.BadParameter) is a 400 that
   names it: JSON under ``/api/``, the site's 400 page elsewhere; never cached.
+
+Content negotiation, for every answer that has a gzip form (the cached pages and
+documents, registry/namespaces/public_cache.py, and the export files): one function,
+``negotiate_encoding``, reads Accept-Encoding by RFC 9110 section 12.5.3 (q-values, ``*``,
+``identity``, names in any case, ``x-gzip`` as gzip); ``representation_etag`` gives each
+representation its own ETag (section 8.8.3) and ``none_match`` compares If-None-Match
+with the selected one's, weakly (section 13.1.2); ``not_acceptable`` is the 406 when
+the client refuses every form there is.
 """
 
 from __future__ import annotations
@@ -27,6 +35,19 @@ from django.shortcuts import render
 
 from registry.namespaces.query_params import BadParameter
 
+GZIP, IDENTITY = "gzip", "identity"
+# RFC 9110 section 12.4.2's weight: q= 0 to 1 with at most three decimals ("q" in any case).
+# Matched against a member stripped of its outer whitespace: a pattern with optional
+# whitespace at both ends of an optional part tries every split of a run of spaces
+# (an 8 KB header took half a second).
+_CODING = re.compile(
+    r"([!#$%&'*+.^_`|~0-9A-Za-z-]+)"
+    r"(?:[ \t]*;[ \t]*[qQ]=((?:0(?:\.[0-9]{0,3})?)|(?:1(?:\.0{0,3})?)))?")
+_ALIASES = {"x-gzip": GZIP}
+# Identity, not listed: acceptable, after any coding listed with a q above 0 (three
+# decimals at most: 0.001 is the smallest a client can write).
+UNLISTED_IDENTITY = 0.0005  # section 8.4.1.3: a recipient SHOULD treat them as gzip
+_ENTITY_TAG = re.compile(r'(?:W/)?("[\x21\x23-\x7e\x80-\xff]*")')
 API_PREFIX = "/api/"
 _ROUTE_ARGUMENT = re.compile(r"<(?:\w+:)?(\w+)>")
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -150,3 +171,73 @@ def _without_body(response: HttpResponseBase) -> None:
         response["Content-Length"] = str(len(content))
     response.content = b""  # type: ignore[attr-defined]
 
+
+def accepted_codings(header: str) -> dict[str, float]:
+    """Accept-Encoding as {coding in lower case: its q-value}: a member that is not
+    ``coding [;q=value]`` with a valid value is ignored, as is a coding named again."""
+    weights: dict[str, float] = {}
+    for member in header.split(","):
+        if not member.strip():
+            continue  # the list rule allows empty members
+        found = _CODING.fullmatch(member.strip())
+        if found is None:
+            continue
+        coding = found.group(1).lower()
+        coding = _ALIASES.get(coding, coding)
+        weights.setdefault(coding, float(found.group(2)) if found.group(2) else 1.0)
+    return weights
+
+
+def negotiate_encoding(request: HttpRequest, offered: tuple[str, ...] = (GZIP,)) -> str | None:
+    """The content coding to send (one of ``offered`` or "identity"), or None when the
+    client accepts none of them (answer ``not_acceptable``). By RFC 9110 section 12.5.3:
+    no Accept-Encoding means no preference (identity is sent); an empty one, identity
+    only; a coding not listed takes the q of ``*`` if that is listed, else is refused
+    (identity: accepted unless ``identity;q=0``, or ``*;q=0`` without an entry for
+    identity, and then after any coding the client listed); q=0 refuses. The highest q
+    wins; on a tie, the first of ``offered`` (smaller), then identity."""
+    header = request.META.get("HTTP_ACCEPT_ENCODING")
+    if header is None:
+        return IDENTITY
+    weights = accepted_codings(header)
+    star = weights.get("*")
+
+    def weight(coding: str) -> float:
+        if coding in weights:
+            return weights[coding]
+        if star is not None:
+            return star
+        return UNLISTED_IDENTITY if coding == IDENTITY else 0.0
+
+    choices = [(weight(coding), -rank, coding)
+               for rank, coding in enumerate((*offered, IDENTITY))]
+    best = max(choices)
+    return best[2] if best[0] > 0 else None
+
+
+def representation_etag(tag: str, coding: str) -> str:
+    """The (strong) ETag of one representation: each content coding has its own."""
+    return f'"{tag}"' if coding == IDENTITY else f'"{tag}-{coding}"'
+
+
+def none_match(request: HttpRequest, etag: str) -> bool | None:
+    """If-None-Match against the selected representation's ETag (RFC 9110 section
+    13.1.2, weak comparison): True when it names it (or is ``*``), False when it does
+    not, None when the request has none (then If-Modified-Since decides)."""
+    header = request.META.get("HTTP_IF_NONE_MATCH")
+    if header is None:
+        return None
+    if header.strip() == "*":
+        return True
+    return etag.removeprefix("W/") in _ENTITY_TAG.findall(header)
+
+
+def not_acceptable(offered: tuple[str, ...] = (GZIP,)) -> HttpResponse:
+    """406: the client refused every content coding this answer has (RFC 9110 section
+    15.5.7). Plain text, or JSON under /api/ (the middleware)."""
+    codings = ", ".join((*offered, IDENTITY))
+    response = HttpResponse(f"Not acceptable: this is available as {codings} only; your "
+                            f"Accept-Encoding refuses all of them.\n", status=406,
+                            content_type="text/plain; charset=utf-8")
+    response["Vary"] = "Accept-Encoding"
+    return response

@@ -51,6 +51,12 @@ from django.http.response import HttpResponseBase
 from django.utils.cache import patch_vary_headers
 from django.utils.http import http_date
 
+from registry.http_semantics import (
+    GZIP,
+    negotiate_encoding,
+    not_acceptable,
+    representation_etag,
+)
 from registry.namespaces import exports
 from registry.namespaces.export_splice import (
     DocumentWriter,
@@ -59,12 +65,7 @@ from registry.namespaces.export_splice import (
     write_index,
 )
 from registry.namespaces.models import ExportFragment, Namespace
-from registry.namespaces.public_cache import (
-    _ACCEPTS_GZIP,
-    Generation,
-    _not_modified,
-    current_generation,
-)
+from registry.namespaces.public_cache import Generation, current_generation, not_modified
 
 
 class Export(NamedTuple):
@@ -346,11 +347,13 @@ def export_response(request: HttpRequest, name: str) -> HttpResponseBase:
     changed_at, last_modified, tag, has_gzip = _served_facts(str(directory), name)
     path = directory / name
     zipped = path.with_name(name + ".gz")
-    gzipped = has_gzip and bool(
-        _ACCEPTS_GZIP.search(request.META.get("HTTP_ACCEPT_ENCODING", "")))
-    etag = f'"{tag}-gz"' if gzipped else f'"{tag}"'
+    coding = negotiate_encoding(request, (GZIP,) if has_gzip else ())
+    if coding is None:
+        return not_acceptable((GZIP,) if has_gzip else ())
+    gzipped = coding == GZIP
+    etag = representation_etag(tag, coding)
     response: HttpResponseBase
-    if _not_modified(request, tag, changed_at):
+    if not_modified(request, etag, changed_at):
         response = HttpResponseNotModified()
     else:
         sent = zipped if gzipped else path

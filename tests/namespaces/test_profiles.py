@@ -55,7 +55,7 @@ def test_import_registry_publishes_the_shipped_profiles_through_the_action(regis
 
 
 def shipped_file(tmp_path, **changed):
-    """A shipped-profiles file like fixtures/profiles.json, with some profiles changed."""
+    """A shipped-profiles file like urn8141's, with some profiles changed."""
     path = tmp_path / "profiles.json"
     path.write_text(json.dumps({"profiles": {**SHIPPED, **changed}}), encoding="utf-8")
     return path

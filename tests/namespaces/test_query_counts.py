@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from registry.namespaces.actions import namespace_register, namespace_set_status, version_publish
 from registry.namespaces.export_files import EXPORTS
 from registry.namespaces.public_cache import local_store
-from tests.factories import approve, complete_values, make_request
+from tests.factories import approve, complete_values, make_registration
 
 PUBLIC_PAGES = [
     "/", "/?letter=w&sort=-date&status=active", "/search/?q=widget", "/search/?q=words",
@@ -58,9 +58,10 @@ def grow(size: int, *, staff, registrant, expert) -> None:
         if i % 2:
             namespace_set_status(namespace=namespace, status="deprecated", comment="Replaced.",
                                  actor=staff)
-        make_request(registrant, nid=f"pending{i:03d}")
-        approve(make_request(registrant, nid=f"approved{i:03d}"), expert)
-        approve(make_request(registrant, nid=f"registered{i:03d}"), expert, staff, register=True)
+        make_registration(registrant, nid=f"pending{i:03d}")
+        approve(make_registration(registrant, nid=f"approved{i:03d}"), expert)
+        approve(make_registration(registrant, nid=f"registered{i:03d}"), expert, staff,
+                register=True)
 
 
 def cold_queries(client, path: str) -> int:
