@@ -302,6 +302,8 @@ COVERED: dict[str, list[Case]] = {
     "review:resend-mail": [Case(expect_resend,
                                 args=lambda w, s: (w.requests["in_review"].pk, 0))],
     "healthz": [Case(expect_public())],
+    "healthz-live": [Case(expect_public())],
+    "healthz-ready": [Case(expect_public())],
     "favicon": [Case(expect_public())],
     "nid-check": [Case(expect_public())],
     "review:my-requests": [Case(expect_signed_in_page())],
