@@ -17,6 +17,11 @@ into requirements.lock (what runs) and requirements-dev.lock (that and the dev e
 package pinned with its hashes. ``start`` and ``test`` install from those files only, and
 ``test`` removes whatever the lock does not name, so the tested environment is the lock's.
 ``lock --check`` fails when pyproject.toml changed after the lock was compiled.
+
+The URN toolkit, urn8141, is this repository's toolkit/, a package of its own that the
+project depends on by path: the locks pin and hash its dependencies but not itself (pip
+cannot hash a directory), and ``start`` and ``test`` install it from the checkout after
+the lock (editable, no dependencies), which builds its C path where a C compiler is.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
+TOOLKIT = ROOT / "toolkit"
 PG_URL = "postgres://postgres@127.0.0.1:5432/urn_registry"
 REDIS_URL = "redis://127.0.0.1:6379/0"
 
@@ -117,15 +123,39 @@ def lock(argv: list[str]) -> int:
             "--allow-unsafe", "--no-emit-index-url", "--no-emit-find-links", "--no-header",
             *(f"--extra={extra}" for extra in extras), "--output-file", name, "pyproject.toml")
         path = ROOT / name
-        body = path.read_text()
+        body = without_local_paths(path.read_text())
         path.write_text(f"# Compiled from pyproject.toml by `python3 dev.py lock`: do not edit.\n"
-                        f"{INPUTS_LINE}{digest}\n{body}")
+                        f"{INPUTS_LINE}{digest}\n{TOOLKIT_LINE}{body}")
     runtime, development = (pins(ROOT / name) for name in LOCKS)
     differ = {name for name in runtime if development.get(name) != runtime[name]}
     if differ:
         print(f"the two locks pin {sorted(differ)} differently; run lock again", flush=True)
         return 1
     return 0
+
+
+TOOLKIT_LINE = ("# urn8141 (toolkit/, this repository's URN toolkit) is installed after this "
+                "file:\n#   pip install --no-deps --no-build-isolation ./toolkit\n")
+_PIP_TOOLS_WARNING = ("# WARNING: pip install will require the following package to be hashed.",
+                      "# Consider using a hashable URL like")
+
+
+def without_local_paths(body: str) -> str:
+    """The compiled lock without the requirements on this repository's own directories
+    (``file:toolkit``) and pip-tools' warning about them: pip cannot hash a directory,
+    and one unhashed line would make ``pip install -r`` refuse the whole file."""
+    kept: list[str] = []
+    skipping = False
+    for line in body.splitlines(keepends=True):
+        if line.startswith("file:"):
+            skipping = True
+            continue
+        if skipping and line.startswith("    #"):
+            continue
+        skipping = False
+        if not line.startswith(_PIP_TOOLS_WARNING):
+            kept.append(line)
+    return "".join(kept)
 
 
 def pins(path: Path) -> dict[str, str]:
@@ -155,15 +185,31 @@ def serving_address(argv: list[str]) -> str:
     return f"127.0.0.1:{address}" if address.isdigit() else address
 
 
-def build_speedups() -> None:
-    """The C path of the URN check, where a C compiler is (optional: without it the
-    Python path gives the same answers)."""
-    run(PYTHON, "-m", "registry.urns.build", "--quiet")
+def ensure_toolkit() -> None:
+    """The URN toolkit (toolkit/, urn8141) installed from the checkout, editable, after
+    the lock (which holds its dependencies): again whenever what its build reads changes.
+    setuptools builds its C path in place where a C compiler is (optional: without it the
+    Python path gives the same answers); CI's tests insist on it."""
+    inputs = hashlib.sha256()
+    for name in ("pyproject.toml", "setup.py", "src/urn8141/_speedups.c"):
+        inputs.update((TOOLKIT / name).read_bytes())
+    stamp = VENV / f".installed-toolkit-{inputs.hexdigest()[:16]}"
+    if stamp.exists():
+        return
+    say("installing the URN toolkit (toolkit/) and building its C path")
+    for built in (TOOLKIT / "src" / "urn8141").glob("_speedups*.*"):
+        if built.suffix in (".so", ".pyd"):  # a server running keeps the copy it loaded
+            built.unlink()
+    run(PYTHON, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps",
+        "--no-build-isolation", "--editable", TOOLKIT)
+    for old in VENV.glob(".installed-toolkit-*"):
+        old.unlink()
+    stamp.touch()
 
 
 def start(argv: list[str]) -> None:
     ensure_venv("requirements.lock")
-    build_speedups()
+    ensure_toolkit()
     address = serving_address(argv)
     env = dict(os.environ)
     # Links in mail point where this server answers, unless SITE_URL says otherwise.
@@ -183,7 +229,7 @@ def start(argv: list[str]) -> None:
 
 def test(argv: list[str]) -> int:
     ensure_venv("requirements-dev.lock", exact=True)
-    build_speedups()
+    ensure_toolkit()
     env = dict(os.environ)
     in_ci = env.get("CI", "").lower() == "true"
     if not env.get("DATABASE_URL"):

@@ -1,4 +1,4 @@
-"""Time of the NID conflict warnings (registry.urns.confusion) for one NID.
+"""Time of the NID conflict warnings (urn8141.confusion) for one NID.
 
     .venv/bin/python bench/confusion.py [--registered 10000] [--open 1000] [--repeat 5]
 
@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 import pycountry  # noqa: E402
 
-from registry.urns.confusion import ConfusionIndex, Holder  # noqa: E402
+from urn8141.confusion import ConfusionIndex, Holder  # noqa: E402
 
 SYLLABLES = ["ar", "bo", "cy", "da", "el", "fi", "go", "ha", "in", "jo", "ka", "lu", "me", "no",
              "pa", "qu", "ro", "sa", "te", "ul", "ve", "wa", "xe", "yo", "ze", "net", "doc", "id"]

@@ -202,7 +202,7 @@ def _registrant() -> Callable[[str], object]:
 
 
 def _urn() -> Callable[[str], object]:
-    from registry.urns import URNSyntaxError, normalize
+    from urn8141 import URNSyntaxError, normalize
 
     def run(text: str) -> object:
         try:
@@ -213,8 +213,8 @@ def _urn() -> Callable[[str], object]:
 
 
 def _nid() -> Callable[[str], object]:
-    from registry.urns import check_formal_nid, check_informal_nid
-    from registry.urns.confusion import organisation_keys, skeleton
+    from urn8141 import check_formal_nid, check_informal_nid
+    from urn8141.confusion import organisation_keys, skeleton
 
     def run(text: str) -> object:
         return (check_formal_nid(text), check_informal_nid(text), skeleton(text),
@@ -268,8 +268,8 @@ PARSERS: tuple[Parser, ...] = (
                                     "registry.templates_text.labels"), _template_as("text")),
     Parser("registrant", ("registry.templates_text.registrant",), _registrant,
            bound=_registrant_bound()),
-    Parser("URN", ("registry.urns.syntax",), _urn),
-    Parser("NID", ("registry.urns.nid", "registry.urns.confusion"), _nid),
+    Parser("URN", ("urn8141.syntax",), _urn),
+    Parser("NID", ("urn8141.nid", "urn8141.confusion"), _nid),
     Parser("search words", ("registry.namespaces.presentation",
                             "registry.namespaces.querysets"), _search),
     Parser("references (import)", ("registry.namespaces.xrefs",), _xrefs),

@@ -1,11 +1,12 @@
-"""Throughput of registry.urns parse+normalize against the PyPI library urnparse.
+"""Throughput of urn8141 parse+normalize against the PyPI library urnparse.
 
     .venv/bin/python bench/urns.py [--count 20000] [--repeat 7]
 
-Also times the check with namespace profiles (fixtures/profiles.json) on the same
-set, ``registry.urns.check.check``: parse, the NSS against its namespace's syntax
-and check digits, and the namespace's normal form, in C where ``python -m
-registry.urns.build`` built it; the same on the Python path (``check_python``);
+Also times the check with namespace profiles (those shipped with urn8141) on the same
+set, ``urn8141.check.check``: parse, the NSS against its namespace's syntax
+and check digits, and the namespace's normal form, in C where installing the
+toolkit built it; the same on the Python path (``check_python``; ``URN_SPEEDUPS=0``
+runs everything on it, as where no C compiler is);
 and with the errors of each NSS its profile refuses (``check_nss``, what
 /api/check answers); and on ever longer NSSs, to show they are linear.
 
@@ -28,8 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from registry.urns import URNSyntaxError, normalize, parse  # noqa: E402
-from registry.urns.check import ACCELERATED, check, check_python  # noqa: E402
+from urn8141 import URNSyntaxError, normalize, parse  # noqa: E402
+from urn8141.check import ACCELERATED, check, check_python  # noqa: E402
 
 NIDS = ["isbn", "ISSN", "example", "ietf", "uuid", "oid", "nbn", "xmpp", "urn-7", "epc", "3gpp"]
 
@@ -75,10 +76,10 @@ def ours(urns: list[str]) -> int:
 def _profiles() -> dict:
     import json
 
-    from registry.urns.profiles import compile_profile
+    from urn8141.profiles import compile_profile
+    from urn8141.store import SHIPPED_PROFILES
 
-    path = Path(__file__).resolve().parent.parent / "fixtures" / "profiles.json"
-    shipped = json.loads(path.read_text())["profiles"]
+    shipped = json.loads(SHIPPED_PROFILES.read_text())["profiles"]
     return {nid: compile_profile(data, nid) for nid, data in shipped.items()}
 
 
@@ -162,7 +163,7 @@ def theirs(urns: list[str]) -> int:
 
 
 RUNS = (
-    ("registry.urns  parse+normalize", ours),
+    ("urn8141        parse+normalize", ours),
     ("urnparse       from_string+str", theirs),
     (f"check          parse+nss verdict+namespace normal form "
      f"({'C path' if ACCELERATED else 'the C path is not built: Python path'})", with_profiles),
@@ -205,7 +206,7 @@ def main() -> None:
     for label, _ in RUNS:
         rates, ok = results[label]
         what = "accepted" if label.startswith("urnparse") else (
-            "valid" if label.startswith("registry") else "valid by their profile")
+            "valid" if label.startswith("urn8141") else "valid by their profile")
         print(f"{label}: median {statistics.median(rates):>10,.0f} URNs/s  "
               f"best {max(rates):>10,.0f}  ({ok} of {len(urns)} {what})")
         if not label.startswith("urnparse"):

@@ -32,8 +32,8 @@ from registry.namespaces.models import (
 )
 from registry.namespaces.querysets import NamespaceEventQuerySet, normalize_rfc_numbers
 from registry.namespaces.template import PROFILE_FIELD, STORED_FIELDS, TEXT_FIELDS
-from registry.urns import check_formal_nid, informal_nid, nid_key
-from registry.urns.profiles import profile_problems
+from urn8141 import check_formal_nid, informal_nid, nid_key
+from urn8141.profiles import ProfileError, profile_problems, read_json
 
 if TYPE_CHECKING:
     from registry.accounts.models import User
@@ -208,9 +208,9 @@ def profile_from_text(text: str, *, nid: str | None) -> dict[str, Any]:
     if not text.strip():
         return {}
     try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise RecordInvalid(PROFILE_FIELD, f"The profile is not JSON: {exc}") from None
+        data = read_json(text)
+    except ProfileError as exc:
+        raise RecordInvalid(PROFILE_FIELD, exc.problems[0][1]) from None
     problems = profile_problems(data, nid)
     if problems:
         field, message = problems[0]

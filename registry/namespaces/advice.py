@@ -1,4 +1,4 @@
-"""The conflict warnings of sections 5.1 and 6.2 (registry.urns.confusion), fed
+"""The conflict warnings of sections 5.1 and 6.2 (urn8141.confusion), fed
 from the database: registered NIDs and their organisations, NIDs proposed in
 open requests, IANA's URI scheme names (fixtures/uri-schemes.txt, from
 shared/data) and ISO 3166-1 (pycountry). Warnings inform applicants and
@@ -25,8 +25,8 @@ from django.urls import reverse
 
 from registry.namespaces.models import Namespace, Person
 from registry.namespaces.xrefs import organisation_named
-from registry.urns import Problem
-from registry.urns.confusion import ConfusionIndex, Holder
+from urn8141 import Problem
+from urn8141.confusion import ConfusionIndex, Holder
 
 URI_SCHEMES_FILE = settings.BASE_DIR / "fixtures" / "uri-schemes.txt"
 _lock = threading.Lock()

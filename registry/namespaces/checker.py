@@ -11,9 +11,9 @@ from django.urls import reverse
 
 from registry.namespaces.models import Namespace
 from registry.namespaces.profiles import compiled
-from registry.urns import URN, URNSyntaxError, is_informal, nid_key, parse
-from registry.urns.check import Checked, check
-from registry.urns.profiles import STEPS, Profile
+from urn8141 import URN, URNSyntaxError, is_informal, nid_key, parse
+from urn8141.check import Checked, check
+from urn8141.profiles import STEPS, Profile
 
 MAX_URNS = 100  # per call: the API and the checker page (each is rate-limited too)
 MAX_URN_LENGTH = 8192

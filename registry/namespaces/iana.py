@@ -20,7 +20,7 @@ from typing import Any
 from registry.namespaces import xrefs
 from registry.namespaces.xrefs import Xref
 from registry.text_policy import text_problem
-from registry.urns import check_informal_nid, informal_number
+from urn8141 import check_informal_nid, informal_number
 
 XML_NS = "http://www.iana.org/assignments"
 Q = f"{{{XML_NS}}}"

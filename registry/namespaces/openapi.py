@@ -179,7 +179,7 @@ SCHEMAS: dict[str, dict] = {
 }
 
 
-# --- machine-readable namespace profiles (registry.urns.profiles) -------------
+# --- machine-readable namespace profiles (urn8141.profiles) -------------
 # Kept in one block: the profile schema, what it adds to the namespace, version and
 # check schemas, and its three paths (PROFILE_PATHS).
 

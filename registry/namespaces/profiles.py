@@ -1,23 +1,21 @@
 """Namespace profiles in the registry: the ones shipped for the registered
-namespaces (fixtures/profiles.json), and the compiled profile of a namespace.
+namespaces (with the URN toolkit, urn8141/data/profiles.json), and the compiled
+profile of a namespace.
 
-The rules themselves are in registry.urns.profiles (no Django there); a profile
+The rules themselves are in urn8141.profiles (no Django there); a profile
 is published by ``namespace_set_profile`` or with a template version
 (registry.namespaces.actions), so its history is the namespace's history.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
-
 from registry.namespaces.actions import RegistryError, namespace_set_profile
 from registry.namespaces.models import Namespace, NamespaceEvent
-from registry.urns import URNSyntaxError, parse
-from registry.urns.profiles import (
+from urn8141 import URNSyntaxError, parse
+from urn8141.profiles import (
     STEPS,
     VALIDATORS,
     Profile,
@@ -25,23 +23,16 @@ from registry.urns.profiles import (
     compile_profile,
     profile_problems,
 )
-
-SHIPPED_PROFILES = settings.BASE_DIR / "fixtures" / "profiles.json"
-MAX_PROFILES_BYTES = 2_000_000
+from urn8141.store import SHIPPED_PROFILES, profiles_of, read_file
 
 
 def shipped_profiles(path: Path = SHIPPED_PROFILES) -> dict[str, dict[str, Any]]:
-    """NID (lower case) -> profile, from a file in the layout of fixtures/profiles.json."""
-    if path.stat().st_size > MAX_PROFILES_BYTES:
-        raise RegistryError(f"{path} is larger than {MAX_PROFILES_BYTES} bytes.")
+    """NID (lower case) -> profile, from a file in the layout of /profiles.json (the
+    toolkit's reader: bounded in size and nesting)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise RegistryError(f"{path} is not JSON: {exc}") from None
-    profiles = data.get("profiles") if isinstance(data, dict) else None
-    if not isinstance(profiles, dict):
-        raise RegistryError(f'{path} has no "profiles" object.')
-    return {str(nid).lower(): profile for nid, profile in profiles.items()}
+        return profiles_of(read_file(path))
+    except ProfileError as exc:
+        raise RegistryError("; ".join(message for _, message in exc.problems)) from None
 
 
 def import_shipped_profiles(path: Path = SHIPPED_PROFILES, *, actor: Any = None) -> list[str]:

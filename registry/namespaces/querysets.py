@@ -23,7 +23,7 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce, Lower
 
 from registry.history import EventGuardedQuerySet
-from registry.urns import URNSyntaxError, nid_key, parse
+from urn8141 import URNSyntaxError, nid_key, parse
 
 _RFC_NUMBER = re.compile(r"\bRFC[\s-]*(\d+)\b", re.IGNORECASE)
 

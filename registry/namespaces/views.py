@@ -40,7 +40,7 @@ from registry.namespaces.query_params import (
 from registry.namespaces.querysets import nid_from_query
 from registry.namespaces.template import SECTIONS, render_text, template_values
 from registry.protection import limit, limited
-from registry.urns import URNSyntaxError, parse
+from urn8141 import URNSyntaxError, parse
 
 PAGE_SIZE = 250
 HISTORY_ON_PAGE = 20

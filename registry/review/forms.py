@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, cast
 
 from crispy_forms.helper import FormHelper
@@ -35,7 +34,7 @@ from registry.templates_text import (
     several_templates,
 )
 from registry.text_policy import TextPolicyForm
-from registry.urns.profiles import profile_problems
+from urn8141.profiles import ProfileError, profile_problems, read_json
 
 NID_INPUT_MAX = 64
 FAST_TRACK_REFUSAL = (
@@ -148,9 +147,9 @@ class RequestForm(TextPolicyForm, forms.ModelForm):
         if not text:
             return ""
         try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise forms.ValidationError(f"The profile is not JSON: {exc}") from None
+            data = read_json(text)  # bounded: a form's text is hostile until read
+        except ProfileError as exc:
+            raise forms.ValidationError([message for _, message in exc.problems]) from None
         problems = profile_problems(data, self._profile_nid())
         if problems:
             raise forms.ValidationError([f"{field}: {message}" for field, message in problems])

@@ -1,4 +1,4 @@
-"""What a request needs before it can be submitted, from registry.urns and the template."""
+"""What a request needs before it can be submitted, from urn8141 and the template."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import cast
 from registry.namespaces.models import Namespace
 from registry.namespaces.template import field_label
 from registry.review.models import RegistrationRequest
-from registry.urns import check_formal_nid
+from urn8141 import check_formal_nid
 
 
 def nid_problems(nid: str) -> list[str]:

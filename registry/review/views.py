@@ -49,7 +49,7 @@ from registry.review.models import (
 )
 from registry.review.presenters import registration_page_context
 from registry.review.presenters import registration_warnings as _registration_warnings
-from registry.urns import check_formal_nid, check_informal_nid
+from urn8141 import check_formal_nid, check_informal_nid
 
 
 def _get_registration(request, pk: int) -> RegistrationRequest:

@@ -109,7 +109,7 @@ def test_import_of_ianas_xml_counts_and_numbers(iana_registry):
         {"type": "rfc", "data": "rfc6050"}]
     assert Person.objects.count() == 10
     assert RegistryMetadata.objects.get(key="informal").experts.endswith("Stephanie Palek")
-    # and the shipped machine-readable profiles installed after it (fixtures/profiles.json)
+    # and the shipped machine-readable profiles installed after it (shipped with urn8141)
     assert set(NamespaceEvent.objects.values_list("kind", flat=True)) == {
         "imported", "profile_shipped"}
 

@@ -1,4 +1,4 @@
-"""The corpus: URNs and URN pairs taken from each namespace's RFCs (tests/urns/corpus/),
+"""The corpus: URNs and URN pairs taken from each namespace's RFCs (toolkit/tests/corpus/),
 run through the real endpoints (POST /api/check, GET /api/equivalent) on a database set
 up as a fresh install is (migrate, then import_registry, which publishes the shipped
 profiles through the actions). Every entry must agree: ``nss_valid``, ``equivalent`` and
@@ -26,9 +26,9 @@ import pytest
 
 from registry.namespaces.checker import MAX_URNS
 from registry.namespaces.profiles import shipped_profiles
-from registry.urns import parse
+from urn8141 import parse
 
-CORPUS = Path(__file__).resolve().parents[1] / "urns" / "corpus"
+CORPUS = Path(__file__).resolve().parents[2] / "toolkit" / "tests" / "corpus"
 FILES = sorted(CORPUS.glob("*.json"))
 SHIPPED = shipped_profiles()
 
@@ -66,7 +66,7 @@ CORPORA = {path.stem: load(path) for path in FILES}
 
 
 def test_every_shipped_profile_has_its_corpus_file():
-    """Derived from fixtures/profiles.json: a namespace with a shipped profile is tested
+    """Derived from the shipped profiles: a namespace with a shipped profile is tested
     against its RFCs' own URNs."""
     missing = sorted(nid for nid in SHIPPED if not (CORPUS / f"{nid}.json").is_file())
     assert not missing, f"no corpus file under {CORPUS} for: {', '.join(missing)}"

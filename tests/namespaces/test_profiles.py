@@ -55,7 +55,7 @@ def test_import_registry_publishes_the_shipped_profiles_through_the_action(regis
 
 
 def shipped_file(tmp_path, **changed):
-    """A shipped-profiles file like fixtures/profiles.json, with some profiles changed."""
+    """A shipped-profiles file like urn8141's, with some profiles changed."""
     path = tmp_path / "profiles.json"
     path.write_text(json.dumps({"profiles": {**SHIPPED, **changed}}), encoding="utf-8")
     return path
@@ -111,12 +111,19 @@ def test_a_reimport_never_overwrites_a_profile_that_came_through_review_or_staff
     assert Namespace.objects.by_nid("uuid").get().profile == {}
 
 
-def test_an_unsound_profile_is_refused_by_the_action(registry, staff):
+@pytest.mark.parametrize("change, words", [
+    ({"examples": ["urn:isbn:0451450524"]}, "fails its own profile"),
+    # a RecursionError (a 500) before the grammar readers bounded nesting
+    ({"syntax": {"regex": "(" * 600 + "1" + ")" * 600, "cite": "c"}}, "nested more than 20"),
+    ({"syntax": {"abnf": "n = " + "(" * 2400 + "DIGIT" + ")" * 2400, "cite": "c"}},
+     "nested more than 20"),
+])
+def test_an_unsound_profile_is_refused_by_the_action(registry, staff, change, words):
     isbn = Namespace.objects.by_nid("isbn").get()
-    broken = {**SHIPPED["isbn"], "examples": ["urn:isbn:0451450524"]}
+    broken = {**SHIPPED["isbn"], **change}
     with pytest.raises(RecordInvalid) as exc:
         namespace_set_profile(namespace=isbn, profile=broken, reason="x", actor=staff)
-    assert exc.value.field == "profile" and "fails its own profile" in str(exc.value)
+    assert exc.value.field == "profile" and words in str(exc.value)
     assert Namespace.objects.by_nid("isbn").get().profile == SHIPPED["isbn"]
 
 

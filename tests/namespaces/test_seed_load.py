@@ -5,7 +5,7 @@ from django.core.management import call_command
 
 from registry.namespaces.models import Namespace, NamespaceEvent, RegistryGeneration
 from registry.namespaces.sample_text import registration, seed_nid
-from registry.urns import check_formal_nid
+from urn8141 import check_formal_nid
 
 
 def test_seeds_namespaces_with_every_version_and_its_events(db):

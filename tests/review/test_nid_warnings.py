@@ -10,9 +10,9 @@ from registry.namespaces.actions import namespace_register
 from registry.namespaces.advice import confusion_index, nid_warnings
 from registry.namespaces.models import Namespace, Person
 from registry.review import actions
-from registry.urns.confusion import SAME_ORGANISATION
 from tests.factories import complete_values, make_registration
 from tests.html import find, links, one, page, text
+from urn8141.confusion import SAME_ORGANISATION
 
 
 @pytest.fixture

@@ -45,6 +45,16 @@ def test_the_form_has_the_profile_field(logged_in):
     ({**PROFILE, "examples": ["urn:other:12-34"]}, "not in the profnid namespace"),
     ({**PROFILE, "resolvers": [{"url": "http://archive.example/{nss}"}]}, "https://"),
     ("{not json", "not JSON"),
+    # nested past every parser's stack once (a 500 before): refused at the field
+    ({**PROFILE, "syntax": {"regex": "(" * 600 + "1" + ")" * 600, "cite": "c"}},
+     "nested more than 20 deep"),
+    ({**PROFILE, "syntax": {"abnf": "nss = " + "(" * 2400 + "DIGIT" + ")" * 2400, "cite": "c"}},
+     "nested more than 20 deep"),
+    ({**PROFILE, "syntax": {"abnf": "nss = " + " / ".join(f'"{i}"' for i in range(300)),
+                            "cite": "c"}}, "more than 256 options"),
+    ({**PROFILE, "syntax": {"abnf": "nss = " + "9" * 5000 + "DIGIT", "cite": "c"}},
+     "out of range"),
+    ('{"syntax": ' + "[" * 5000 + "]" * 5000 + "}", "more than 16 deep"),
 ])
 def test_an_unsound_profile_is_refused_at_the_field_and_kept(logged_in, profile, words):
     typed = profile if isinstance(profile, str) else json.dumps(profile)

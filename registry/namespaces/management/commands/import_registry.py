@@ -10,7 +10,7 @@ fixtures/iana/. The whole file is checked first and imported in one transaction:
 anything it cannot import stops it with the file, the record and the reason, and
 nothing is stored. Template text that is not in the source stays empty.
 
-Then the machine-readable profiles shipped in fixtures/profiles.json are
+Then the machine-readable profiles shipped with urn8141 (its data/profiles.json) are
 published on the namespaces they belong to that have none yet, or in place of a
 profile shipped earlier that the file now corrects (never over one that came through
 review or from IANA staff); ``--no-profiles`` skips this. Each goes through
@@ -42,7 +42,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("path", nargs="?", help="XML or JSON file; see the module docstring")
         parser.add_argument("--no-profiles", action="store_true",
-                            help="do not publish the profiles of fixtures/profiles.json")
+                            help="do not publish the profiles shipped with urn8141")
 
     def handle(self, *args, path=None, no_profiles=False, **options):
         source = path or next((str(p) for p in DEFAULT_SOURCES if p.exists()),

@@ -1,26 +1,28 @@
-"""registry.urns.profiles, table-driven from the registrations' own examples: the
-shipped profiles (fixtures/profiles.json) judge each RFC's URNs as the RFC does, and
+"""urn8141.profiles, table-driven from the registrations' own examples: the
+shipped profiles (urn8141/data/profiles.json) judge each RFC's URNs as the RFC does, and
 namespace equivalence differs from RFC 8141's where the registration says so."""
 
 import json
 import random
-from pathlib import Path
 
 import pytest
 
-from registry.urns import equivalent as rfc8141_equivalent
-from registry.urns import parse
-from registry.urns.profiles import (
+from urn8141 import equivalent as rfc8141_equivalent
+from urn8141 import parse
+from urn8141.profiles import (
+    MAX_PROFILE_CHARS,
     PROFILE_KEYS,
     STEPS,
     VALIDATORS,
     ProfileError,
     compile_profile,
+    json_depth,
     profile_problems,
+    read_json,
 )
+from urn8141.store import SHIPPED_PROFILES
 
-SHIPPED = json.loads((Path(__file__).resolve().parents[2] / "fixtures" / "profiles.json")
-                     .read_text())["profiles"]
+SHIPPED = json.loads(SHIPPED_PROFILES.read_text())["profiles"]
 
 
 def profile_of(urn: str):
@@ -327,3 +329,30 @@ def test_the_verdict_alone_agrees_with_the_errors(nid):
         errors = profile.check_nss(nss)
         assert profile.nss_ok(nss) is (not errors), nss
         assert profile.check_nss(nss) == errors
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[" * 100_000, "nests arrays and objects more than 16 deep"),
+    ('{"syntax": ' * 17 + "1" + "}" * 17, "more than 16 deep"),
+    ("x" * (MAX_PROFILE_CHARS + 1), "longer than"),
+    ("{'a': 1}", "is not JSON"),
+])
+def test_profile_text_is_read_within_bounds(text, message):
+    with pytest.raises(ProfileError, match=message) as exc:
+        read_json(text)
+    assert exc.value.problems[0][0] == "profile"
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting():
+    text = json.dumps({"syntax": {"regex": "[[[[" * 50 + "\\\\\"{" * 50, "cite": "["}})
+    assert json_depth(text) == 2
+    assert read_json(text) == json.loads(text)
+
+
+@pytest.mark.parametrize("syntax", [{"regex": "(" * 600 + "a" + ")" * 600},
+                                    {"abnf": "a = " + "(" * 2400 + '"a"' + ")" * 2400}])
+def test_a_profile_nested_too_deep_is_a_problem_at_its_syntax(syntax):
+    problems = profile_problems({"syntax": {**syntax, "cite": "a test"}}, "example")
+    assert problems == [("syntax", "groups are nested more than 20 deep (at character "
+                                   f"{21 if 'regex' in syntax else 25} of the "
+                                   f"{'REGEX' if 'regex' in syntax else 'ABNF'})")]

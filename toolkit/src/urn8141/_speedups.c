@@ -1,9 +1,9 @@
-/* The URN check of registry.urns.check, in one C call: RFC 8141 syntax
+/* The URN check of urn8141.check, in one C call: RFC 8141 syntax
  * (section 2), the namespace profile's NSS syntax run as a DFA table, its
  * check-digit validators (Python callables), and the namespace normal form
  * (section 3.1, then the profile's steps, 3.2).
  *
- * It is an accelerator, never the reference: registry/urns/check.py's
+ * It is an accelerator, never the reference: urn8141/check.py's
  * check_python() is, and tests/urns/test_speedups.py holds the two equal on the
  * corpus, on every shipped profile's examples and on random text. Anything this
  * file does not handle it declines by returning None, and the caller takes the
@@ -15,14 +15,14 @@
  * each character is read a bounded number of times (linear time); the only
  * allocation is the result and, for an NSS longer than the stack buffer, one
  * buffer of its length; no recursion. The DFA table comes from
- * registry.urns.grammar (a bytes object) and each step is bounds-checked here
+ * urn8141.grammar (a bytes object) and each step is bounds-checked here
  * anyway, so a malformed table raises ValueError instead of reading past it.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <string.h>
 
-/* Steps of the namespace normal form (registry.urns.profiles.TABLE_STEPS). */
+/* Steps of the namespace normal form (urn8141.profiles.TABLE_STEPS). */
 enum {
     STEP_LOWER = 1,             /* lower-case the NSS outside percent-encodings */
     STEP_LOWER_PREFIX = 2,      /* ... up to its first "-" */
@@ -32,7 +32,7 @@ enum {
     STEP_LOWER_FIRST_PART = 6,  /* lower-case up to the first ":" outside pct */
 };
 
-static PyTypeObject *checked_type = NULL; /* registry.urns.check.Checked */
+static PyTypeObject *checked_type = NULL; /* urn8141.check.Checked */
 static PyObject *machine_name = NULL;     /* "_machine" */
 
 /* RFC 3986 pchar without pct-encoded: unreserved / sub-delims / ":" / "@" */
@@ -455,7 +455,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, "_speedups",
-    "The URN check of registry.urns.check in C (an accelerator; check_python is the "
+    "The URN check of urn8141.check in C (an accelerator; check_python is the "
     "reference).", -1, methods, NULL, NULL, NULL, NULL,
 };
 

@@ -15,7 +15,10 @@ ABNF rules that refer to themselves (directly or through others) describe no
 regular language and are refused, as are prose values (``<...>``). Regular
 expressions may use only what a regular language needs: no back-references,
 look-around or anchors. Sizes are bounded (``MAX_*``), so a hostile grammar
-cannot make the compiler or the matcher slow.
+cannot make the compiler or the matcher slow: the text's length, how deep groups
+nest in it (checked before anything reads it recursively), how deep its tree is
+once rule references are followed, how many options one alternation has, every
+number in it, and the automata built from it.
 """
 
 from __future__ import annotations
@@ -31,14 +34,23 @@ from typing import Any, NamedTuple, cast
 
 import re2
 
-from registry.urns.deterministic import conflict, left_factor, python_pattern, simplify
-from registry.urns.grammar_tree import Alt, Chars, Node, Ref, Repeat, Rule, Seq, code_ranges
+from urn8141.deterministic import conflict, left_factor, python_pattern, simplify
+from urn8141.grammar_tree import Alt, Chars, Node, Ref, Repeat, Rule, Seq, code_ranges
 
 MAX_GRAMMAR_CHARS = 10_000
 MAX_NFA_STATES = 20_000
-MAX_TABLE_STATES = 2048  # the whole ASCII DFA handed to registry/urns/_speedups.c
+MAX_TABLE_STATES = 2048  # the whole ASCII DFA handed to urn8141/_speedups.c
 MAX_TABLE_WORK = 6_000_000  # NFA states visited to build it, at most (under a second)
 MAX_REPEAT = 1000  # RE2's own limit on {m,n}
+# Nesting and width, bounded before any recursive step sees them: every reader and
+# analysis below recurses once or a few times per level of the tree, so these keep the
+# whole compile within a few hundred frames of Python's stack however the grammar is
+# written (the shipped profiles nest groups at most 3 deep, trees at most 25 levels,
+# alternations at most 19 options).
+MAX_NESTING = 20  # groups: "(" in a regular expression, "(" and "[" in ABNF
+MAX_DEPTH = 64  # levels of the grammar's tree, each rule reference one more
+MAX_ALTERNATIVES = 256  # options of one alternation
+MAX_CODE = 0x10FFFF  # a number value of ABNF is a character
 MAX_DFA_STATES = 4096  # per grammar: the lazily built DFA of the diagnosis
 WALK_FIRST = 24  # characters: up to this, the DFA walk takes no longer than a call of RE2
 
@@ -107,16 +119,29 @@ _TOKEN = re.compile(r"""
 _RULE_START = re.compile(r"([A-Za-z][A-Za-z0-9-]*)[ \t]*(=/|=)")
 
 
+_DIGITS = {16: 6, 10: 7, 2: 21}  # at most as many as MAX_CODE has in each base
+
+
+def _code(part: str, base: int, text: str, offset: int) -> int:
+    """One number of a num-val, refused (before it is converted) beyond MAX_CODE."""
+    value = int(part, base) if len(part.lstrip("0")) <= _DIGITS[base] else MAX_CODE + 1
+    if value > MAX_CODE:
+        raise GrammarError(f"{text} is not a character: a number value is at most %x10FFFF",
+                           offset)
+    return value
+
+
 def _num_value(text: str, offset: int) -> Node:
     base = {"x": 16, "d": 10, "b": 2}[text[1].lower()]
     body = text[2:]
     if "-" in body:
-        low, high = (int(part, base) for part in body.split("-"))
+        low, high = (_code(part, base, text, offset) for part in body.split("-"))
         if low > high:
             raise GrammarError(f"the range {text} runs backwards", offset)
         codes = frozenset(c for c in NSS_CHARS if low <= c <= high)
         return Chars(codes)
-    return Seq(tuple(Chars(frozenset({int(part, base)})) for part in body.split(".")))
+    return Seq(tuple(Chars(frozenset({_code(part, base, text, offset)}))
+                     for part in body.split(".")))
 
 
 class _AbnfParser:
@@ -137,6 +162,7 @@ class _AbnfParser:
             pos = m.end()
         self.i = 0
         self.end = base + len(text)
+        self.nesting = 0
 
     def peek(self) -> tuple[str, str, int] | None:
         return self.tokens[self.i] if self.i < len(self.tokens) else None
@@ -144,6 +170,9 @@ class _AbnfParser:
     def alternation(self) -> Node:
         options = [self.concatenation()]
         while (tok := self.peek()) is not None and tok[1] == "/":
+            if len(options) >= MAX_ALTERNATIVES:
+                raise GrammarError(f"an alternation has more than {MAX_ALTERNATIVES} options",
+                                   tok[2])
             self.i += 1
             options.append(self.concatenation())
         return options[0] if len(options) == 1 else Alt(tuple(options))
@@ -163,6 +192,9 @@ class _AbnfParser:
         if tok[0] == "repeat":
             self.i += 1
             low_text, star, high_text = tok[1].partition("*")
+            if max(len(low_text.lstrip("0")), len(high_text.lstrip("0"))) > len(str(MAX_REPEAT)):
+                raise GrammarError(f"the repetition {tok[1]} is out of range (at most "
+                                   f"{MAX_REPEAT})", tok[2])
             low = int(low_text) if low_text else 0
             high = (int(high_text) if high_text else None) if star else low
             if high is not None and (high < low or high > MAX_REPEAT):
@@ -190,7 +222,11 @@ class _AbnfParser:
         if kind == "num":
             return _num_value(text, offset)
         if text in ("(", "["):
+            self.nesting += 1
+            if self.nesting > MAX_NESTING:
+                raise GrammarError(f"groups are nested more than {MAX_NESTING} deep", offset)
             inner = self.alternation()
+            self.nesting -= 1
             closing = ")" if text == "(" else "]"
             nxt = self.peek()
             if nxt is None or nxt[1] != closing:
@@ -235,6 +271,10 @@ def _abnf_rules(text: str, base: int = 0) -> tuple[dict[str, Node], list[str]]:
                                    base + start + lead)
             previous = rules[name]
             options = previous.options if isinstance(previous, Alt) else (previous,)
+            added = tree.options if isinstance(tree, Alt) else (tree,)
+            if len(options) + len(added) > MAX_ALTERNATIVES:
+                raise GrammarError(f'the rule "{m.group(1)}" has more than {MAX_ALTERNATIVES} '
+                                   "options", base + start + lead)
             rules[name] = Alt((*options, tree))
         else:
             if name in rules:
@@ -249,28 +289,45 @@ def _abnf_rules(text: str, base: int = 0) -> tuple[dict[str, Node], list[str]]:
 _CORE, _ = _abnf_rules(CORE_RULES)
 
 
+def _too_deep() -> GrammarError:
+    return GrammarError(f"the syntax nests more than {MAX_DEPTH} levels deep, counting each "
+                        "rule it refers to")
+
+
 def _resolve(node: Node, rules: dict[str, Node], stack: tuple[str, ...],
-             done: dict[str, Node]) -> Node:
+             done: dict[str, tuple[Node, int]], depth: int) -> tuple[Node, int]:
+    """``node`` with its rule references resolved, and the height of that tree. ``depth``
+    is where it stands in the whole tree: a node deeper than MAX_DEPTH, or one whose
+    subtree would reach past it, is refused before the recursion can go on (a chain of
+    rules, or a rule used again deep down, counts as its full height)."""
+    if depth > MAX_DEPTH:
+        raise _too_deep()
     if isinstance(node, Ref):
         name = node.name
-        if name in done:
-            return done[name]
-        if name in stack:
-            raise GrammarError(
-                f'the rule "{name}" refers to itself ({" -> ".join((*stack, name))}); '
-                "a recursive rule is not a regular syntax and cannot be matched in linear time")
-        if name not in rules:
-            raise GrammarError(f'the rule "{name}" is used but not defined')
-        resolved = Rule(name, _resolve(rules[name], rules, (*stack, name), done))
-        done[name] = resolved
-        return resolved
-    if isinstance(node, Seq):
-        return Seq(tuple(_resolve(n, rules, stack, done) for n in node.items))
-    if isinstance(node, Alt):
-        return Alt(tuple(_resolve(n, rules, stack, done) for n in node.options))
-    if isinstance(node, Repeat):
-        return Repeat(node.low, node.high, _resolve(node.item, rules, stack, done))
-    return node
+        if name not in done:
+            if name in stack:
+                raise GrammarError(
+                    f'the rule "{name}" refers to itself ({" -> ".join((*stack, name))}); '
+                    "a recursive rule is not a regular syntax and cannot be matched in linear "
+                    "time")
+            if name not in rules:
+                raise GrammarError(f'the rule "{name}" is used but not defined')
+            inner, height = _resolve(rules[name], rules, (*stack, name), done, depth + 1)
+            done[name] = (Rule(name, inner), height + 1)
+        resolved, height = done[name]
+    elif isinstance(node, Seq | Alt | Repeat):
+        children = node.items if isinstance(node, Seq) else \
+            node.options if isinstance(node, Alt) else (node.item,)
+        parts = [_resolve(n, rules, stack, done, depth + 1) for n in children]
+        nodes = tuple(part for part, _ in parts)
+        height = 1 + max((h for _, h in parts), default=0)
+        resolved = Seq(nodes) if isinstance(node, Seq) else Alt(nodes) \
+            if isinstance(node, Alt) else Repeat(node.low, node.high, nodes[0])
+    else:
+        resolved, height = node, 1
+    if depth + height > MAX_DEPTH + 1:
+        raise _too_deep()
+    return resolved, height
 
 
 def parse_abnf(text: str) -> Node:
@@ -281,7 +338,7 @@ def parse_abnf(text: str) -> Node:
     if not order:
         raise GrammarError("the ABNF has no rule; the first rule describes the NSS")
     merged = {**_CORE, **rules}
-    return _resolve(Ref(order[0]), merged, (), {})
+    return _resolve(Ref(order[0]), merged, (), {}, 1)[0]
 
 
 # --- regular expressions ----------------------------------------------------
@@ -340,6 +397,8 @@ def _regex_item(op: object, value: object, ignore_case: bool) -> Node:
         folded = _fold(frozenset(codes) & NSS_CHARS, ignore_case)
         return Chars(NSS_CHARS - folded if negate else folded)
     if op == c.BRANCH:
+        if len(value[1]) > MAX_ALTERNATIVES:  # type: ignore[index]
+            raise GrammarError(f"an alternation has more than {MAX_ALTERNATIVES} options")
         return Alt(tuple(_regex_node(list(branch), ignore_case) for branch in value[1]))  # type: ignore[index]
     if op == c.SUBPATTERN:
         group = cast("tuple[Any, int, int, Any]", value)
@@ -359,16 +418,73 @@ def _regex_item(op: object, value: object, ignore_case: bool) -> Node:
                        "linear-time matcher cannot have")
 
 
+def _group_nesting(text: str) -> int | None:
+    """Where a group of ``text`` opens more than MAX_NESTING deep (None: nowhere): read
+    before Python's own parser, which recurses once per group and would exhaust the
+    stack on a few hundred. Escapes and character classes hold no groups; a "(" that is
+    not one (in a comment) is counted all the same, which only refuses sooner."""
+    depth = 0
+    i = 0
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "[":  # a class: "]" first (after "^") is a member; it ends at the next "]"
+            i += 1
+            if text.startswith("^", i):
+                i += 1
+            if text.startswith("]", i):
+                i += 1
+            while i < n and text[i] != "]":
+                i += 2 if text[i] == "\\" else 1
+        elif ch == "(":
+            depth += 1
+            if depth > MAX_NESTING:
+                return i
+        elif ch == ")":
+            depth -= 1
+        i += 1
+    return None
+
+
+def _height(node: Node) -> int:
+    """The number of levels of ``node``'s tree, without recursion (it is not yet known
+    to be shallow)."""
+    heights: dict[int, int] = {}
+    todo: list[tuple[Node, bool]] = [(node, False)]
+    while todo:
+        current, expanded = todo.pop()
+        children: tuple[Node, ...] = (
+            current.items if isinstance(current, Seq) else
+            current.options if isinstance(current, Alt) else
+            (current.item,) if isinstance(current, Repeat | Rule) else ())
+        if expanded:
+            heights[id(current)] = 1 + max((heights[id(c)] for c in children), default=0)
+        elif id(current) not in heights:
+            todo.append((current, True))
+            todo.extend((c, False) for c in children)
+    return heights[id(node)]
+
+
 def parse_regex(text: str) -> Node:
     if len(text) > MAX_GRAMMAR_CHARS:
         raise GrammarError(f"the pattern is longer than {MAX_GRAMMAR_CHARS} characters")
+    if (deep := _group_nesting(text)) is not None:
+        raise GrammarError(f"groups are nested more than {MAX_NESTING} deep", deep)
     try:
         parsed = sre_parse.parse(text)
     except re.error as exc:
         raise GrammarError(f"not a regular expression: {exc.msg}", exc.pos or 0) from None
+    except OverflowError as exc:  # a number past C's: "the repetition number is too large"
+        raise GrammarError(f"not a regular expression: {exc}") from None
     if parsed.state.flags & ~(re.IGNORECASE | re.UNICODE):
         raise GrammarError("only the (?i) flag is allowed")
-    return Rule("pattern", _regex_node(list(parsed), bool(parsed.state.flags & re.IGNORECASE)))
+    tree = Rule("pattern", _regex_node(list(parsed), bool(parsed.state.flags & re.IGNORECASE)))
+    if _height(tree) > MAX_DEPTH:
+        raise _too_deep()
+    return tree
 
 
 # --- RE2 pattern ------------------------------------------------------------
@@ -556,7 +672,7 @@ class Grammar:
         return self._stuck(current, len(text))
 
     def ascii_table(self) -> tuple[bytes, bytes, bytes, int] | None:
-        """The whole DFA over ASCII, as the tables registry/urns/_speedups.c runs:
+        """The whole DFA over ASCII, as the tables urn8141/_speedups.c runs:
         ``classes`` (128 bytes: a character's class; characters that every NFA edge
         treats alike share one), ``trans`` (per state and class the next state, 16-bit
         little-endian; state 0 is dead, 1 the start), ``accept`` (a byte per state) and

@@ -2,7 +2,7 @@
 
 import pytest
 
-from registry.urns import (
+from urn8141 import (
     advise_formal_nid,
     check_formal_nid,
     check_informal_nid,

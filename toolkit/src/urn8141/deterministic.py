@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from registry.urns.grammar_tree import Alt, Chars, Node, Ref, Repeat, Rule, Seq, code_ranges
+from urn8141.grammar_tree import Alt, Chars, Node, Ref, Repeat, Rule, Seq, code_ranges
 
 T = TypeVar("T")
 

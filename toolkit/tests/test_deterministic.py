@@ -1,4 +1,4 @@
-"""registry.urns.deterministic: which NSS grammars Python's backtracking ``re`` may
+"""urn8141.deterministic: which NSS grammars Python's backtracking ``re`` may
 match (LL(1): every choice decided by the next character), the left factoring and
 simplification that make more of them so, and the pattern ``re`` is given. The
 pattern must say exactly what RE2 and the diagnosing automaton say, and take time
@@ -7,20 +7,18 @@ linear in the NSS on inputs built from its own literals."""
 import json
 import re
 import time
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.linear import pattern_literals
-from registry.urns import parse
-from registry.urns.deterministic import conflict, left_factor, python_pattern, simplify
-from registry.urns.grammar import compile_syntax, parse_abnf, parse_regex
-from registry.urns.grammar_tree import Alt, Chars, Node, Repeat, Rule, Seq
+from urn8141 import parse
+from urn8141.deterministic import conflict, left_factor, python_pattern, simplify
+from urn8141.grammar import compile_syntax, parse_abnf, parse_regex
+from urn8141.grammar_tree import Alt, Chars, Node, Repeat, Rule, Seq
+from urn8141.store import SHIPPED_PROFILES
 
-SHIPPED = json.loads((Path(__file__).resolve().parents[2] / "fixtures" / "profiles.json")
-                     .read_text())["profiles"]
+SHIPPED = json.loads(SHIPPED_PROFILES.read_text())["profiles"]
 
 
 def syntax_of(data):
@@ -192,11 +190,45 @@ def test_re_takes_linear_time_on_inputs_built_from_the_patterns_literals(name, k
     by a character no NSS has: a matcher that backtracks over what it took fails there
     in quadratic time."""
     grammar = compile_syntax(kind, text)
-    units = pattern_literals(grammar.python_pattern) | {
+    tree = parse_abnf(text) if kind == "abnf" else parse_regex(text)
+    units = tree_literals(simplify(left_factor(simplify(tree)))) | {
         parse(u).nss for u in SHIPPED.get(name, {}).get("examples", [])[:3]}
     slow = [(unit, tail, ratio) for unit in sorted(units) for tail in ("", "[")
             if (ratio := growth_ratio(grammar.fullmatch, unit, tail)) > THRESHOLD]
     assert not slow, slow
+
+
+def tree_literals(node: Node) -> set[str]:
+    """The literal runs of the tree ``re``'s pattern is written from (a character of
+    each set, for sets in a row) and one character of each set, from every option
+    and repeated part."""
+    out: set[str] = set()
+
+    def walk(node: Node) -> None:
+        if isinstance(node, Chars):
+            if node.codes:
+                out.add(chr(min(node.codes)))
+        elif isinstance(node, Seq):
+            run = ""
+            for item in node.items:
+                if isinstance(item, Chars) and item.codes:
+                    run += chr(min(item.codes))
+                    out.add(chr(min(item.codes)))
+                    continue
+                if run:
+                    out.add(run)
+                run = ""
+                walk(item)
+            if run:
+                out.add(run)
+        elif isinstance(node, Alt):
+            for option in node.options:
+                walk(option)
+        elif isinstance(node, Repeat | Rule):
+            walk(node.item)
+
+    walk(node)
+    return out
 
 
 def test_the_timing_catches_a_backtracking_pattern():

@@ -13,7 +13,9 @@ A profile is plain JSON, kept with the registration template::
                      "nss_prefix": "", "cite": "..."}]
     }
 
-``profile_problems()`` says what is wrong with one (each problem at its field);
+``read_json()`` reads one from text (bounded in size and nesting before the JSON
+parser, which recurses, sees it); ``profile_problems()`` says what is wrong with one
+(each problem at its field);
 ``compile_profile()`` turns a sound one into a :class:`Profile` that checks an
 NSS (``check_nss``), gives the namespace's normal form (``normal_form``) and the
 resolver URLs (``resolve``). Every vocabulary is closed: a validator or a step
@@ -32,7 +34,7 @@ from operator import methodcaller
 from typing import Any, NamedTuple
 from urllib.parse import quote, urlsplit
 
-from registry.urns.grammar import (
+from urn8141.grammar import (
     MAX_DFA_STATES,
     Grammar,
     GrammarError,
@@ -40,7 +42,7 @@ from registry.urns.grammar import (
     compile_syntax,
     describe_chars,
 )
-from registry.urns.syntax import URN, URNSyntaxError, parse
+from urn8141.syntax import URN, URNSyntaxError, parse
 
 MAX_EXAMPLES = 20
 MAX_RESOLVERS = 10
@@ -48,6 +50,8 @@ MAX_STEPS = 10
 MAX_VALIDATORS = 5
 MAX_CITE = 300
 MAX_URL = 500
+MAX_PROFILE_CHARS = 200_000  # a profile's JSON text: its syntax is at most 10,000 of them
+MAX_JSON_DEPTH = 16  # arrays and objects inside each other (a profile needs 3)
 PROFILE_KEYS = ("syntax", "validators", "equivalence", "examples", "counter_examples",
                 "resolvers")
 
@@ -267,7 +271,7 @@ STEPS: dict[str, tuple[str, Callable[[str], str]]] = {
                            lambda nss: _UPDATE_FLAG.sub(r"\1", nss)),
 }
 
-# The steps registry/urns/_speedups.c applies itself, by its numbers (its enum): the
+# The steps urn8141/_speedups.c applies itself, by its numbers (its enum): the
 # same functions as above, on the ASCII NSS of a URN. A profile with another step is
 # checked on the Python path.
 TABLE_STEPS: dict[str, int] = {
@@ -368,7 +372,7 @@ class Profile:
 
     @cached_property
     def _machine(self) -> tuple[Any, ...] | None:
-        """This profile as the tables registry/urns/_speedups.c runs (read there, built
+        """This profile as the tables urn8141/_speedups.c runs (read there, built
         on its first URN): the syntax's ASCII DFA, the steps' numbers, the validators;
         None when a step or the DFA's size is beyond the tables."""
         if any(name not in TABLE_STEPS for name, _ in self.steps):
@@ -583,6 +587,44 @@ def _example_problems(profile: Profile, text: str, nid: str | None, *,
     if not must_fit and not errors:
         return [f"the counter-example {text!r} passes the profile; it should fail"]
     return []
+
+
+_JSON_TOKEN = re.compile(r'\\.|["\[\]{}]', re.DOTALL)
+
+
+def json_depth(text: str) -> int:
+    """How deep arrays and objects nest in ``text``, found in one pass without
+    recursion: Python's JSON parser recurses once per level and exhausts the stack on
+    a few hundred (a RecursionError, not a ValueError). Strings are skipped as JSON
+    reads them, so on any prefix the parser accepts the two agree."""
+    depth = deepest = 0
+    in_string = False
+    for mark in _JSON_TOKEN.findall(text):
+        if mark == '"':
+            in_string = not in_string
+        elif in_string or mark[0] == "\\":
+            continue
+        elif mark in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
+
+def read_json(text: str, *, what: str = "The profile", max_chars: int = MAX_PROFILE_CHARS,
+              max_depth: int = MAX_JSON_DEPTH) -> object:
+    """``text`` parsed as JSON, or :class:`ProfileError` (on "profile") saying why not:
+    longer than ``max_chars``, nested deeper than ``max_depth``, or not JSON."""
+    if len(text) > max_chars:
+        raise ProfileError([("profile", f"{what} is longer than {max_chars:,} characters.")])
+    if json_depth(text) > max_depth:
+        raise ProfileError([("profile", f"{what} nests arrays and objects more than "
+                                        f"{max_depth} deep.")])
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise ProfileError([("profile", f"{what} is not JSON: {exc}")]) from None
 
 
 def profile_problems(data: object, nid: str | None = None) -> list[tuple[str, str]]:

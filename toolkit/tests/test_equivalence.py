@@ -4,7 +4,7 @@ import itertools
 
 import pytest
 
-from registry.urns import URNSyntaxError, equivalent, normalize
+from urn8141 import URNSyntaxError, equivalent, normalize
 
 # Each inner list is one equivalence class of section 3.2; members of different
 # classes are not equivalent.

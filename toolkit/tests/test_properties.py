@@ -5,8 +5,8 @@ import re
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from registry.urns import URNSyntaxError, equivalent, normalize, parse
-from registry.urns.syntax import _URN_RE, _walk
+from urn8141 import URNSyntaxError, equivalent, normalize, parse
+from urn8141.syntax import _URN_RE, _walk
 
 PCHAR = "abcXYZ019-._~!$&'()*+,;=:@"
 pct = st.sampled_from(["%2c", "%2C", "%e2", "%Ab", "%00"])

@@ -1,4 +1,4 @@
-"""registry.urns.grammar: ABNF (RFC 5234) and regular expressions compiled to a
+"""urn8141.grammar: ABNF (RFC 5234) and regular expressions compiled to a
 linear-time matcher, with a diagnosis that points at the first bad character."""
 
 import random
@@ -8,8 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from registry.urns.grammar import (
+from urn8141.grammar import (
+    MAX_ALTERNATIVES,
+    MAX_DEPTH,
     MAX_DFA_STATES,
+    MAX_NESTING,
     MAX_REPEAT,
     GrammarError,
     compile_syntax,
@@ -150,7 +153,7 @@ def test_the_diagnosis_stays_right_when_its_cache_of_states_starts_afresh():
 def test_a_character_whose_other_case_is_two_characters_is_not_a_crash(data):
     """"ß" upper-cased is "SS": not a case of one character, so left out, never a 500
     on the profile form."""
-    from registry.urns.profiles import profile_problems
+    from urn8141.profiles import profile_problems
 
     assert profile_problems(data, "ab") == []
 
@@ -164,3 +167,80 @@ def test_a_table_too_costly_to_build_is_given_up_and_the_python_path_checks():
                     for i in range(20))
     grammar = compile_syntax("regex", f"[{letters}]*[{letters[:31]}]{parts}")
     assert grammar.ascii_table() is None
+
+
+# --- bounds: nesting, width and numbers, refused before anything recurses ---------
+
+
+def deep_stack(frames, fn):
+    """``fn`` called with ``frames`` more frames on the stack (a server's request)."""
+    return fn() if frames == 0 else deep_stack(frames - 1, fn)
+
+
+HOSTILE = [
+    # reader, text, what the message says (each was a RecursionError, a ValueError or
+    # seconds of work before)
+    ("regex", "(" * 600 + "a" + ")" * 600, "nested more than"),
+    ("regex", "(?:" * 30 + "a" + ")" * 30, "nested more than"),
+    ("regex", "[(]" + "(" * 25 + "a" + ")" * 25, "nested more than"),
+    ("regex", "|".join(f"x{i}" for i in range(MAX_ALTERNATIVES + 1)), "more than 256 options"),
+    ("regex", "a{99999999999999999999}", "not a regular expression"),
+    ("regex", "(?:(?:a{1000}){1000}){1000}", "too large"),
+    ("abnf", "a = " + "(" * 2400 + '"a"' + ")" * 2400, "nested more than"),
+    ("abnf", "a = " + "[" * 30 + '"a"' + "]" * 30, "nested more than"),
+    ("abnf", "\n".join(f"r{i} = r{i + 1}" for i in range(900)) + '\nr900 = "a"', "longer than"),
+    ("abnf", "\n".join(f"r{i} = r{i + 1}" for i in range(70)) + '\nr70 = "a"', "64 levels"),
+    ("abnf", 'a = b b\nb = "x" c\n' + "\n".join(f'c{i} = ("y" c{i + 1})' if i else
+                                                 f'c = ("y" c{i + 1})' for i in range(40))
+     + '\nc40 = "z"', "64 levels"),
+    ("abnf", "a = " + " / ".join(f'"x{i}"' for i in range(MAX_ALTERNATIVES + 1)),
+     "more than 256 options"),
+    ("abnf", 'a = "x"\n' + "".join(f'a =/ "y{i}"\n' for i in range(MAX_ALTERNATIVES)),
+     "more than 256 options"),
+    ("abnf", "a = " + "9" * 5000 + '"a"', "out of range"),
+    ("abnf", "a = 1*" + "9" * 5000 + '"a"', "out of range"),
+    ("abnf", "a = %d" + "9" * 5000, "not a character"),
+    ("abnf", "a = %x41-" + "F" * 5000, "not a character"),
+    ("abnf", "a = %b" + "1" * 30, "not a character"),
+    ("abnf", 'a = 1000(1000(1000"a"))', "too large"),
+]
+
+
+@pytest.mark.parametrize("kind, text, message", HOSTILE,
+                         ids=[f"{k}-{i}" for i, (k, _, _) in enumerate(HOSTILE)])
+def test_hostile_grammars_are_refused_with_a_message(kind, text, message):
+    with pytest.raises(GrammarError, match=message):
+        deep_stack(300, lambda: compile_syntax(kind, text))
+
+
+@pytest.mark.parametrize("kind, text, example", [
+    ("regex", "(?:x|y(?:" * (MAX_NESTING // 2) + "z" + ")*)" * (MAX_NESTING // 2), "yyx"),
+    ("regex", "".join("(?:x|y" for _ in range(MAX_NESTING)) + "z" + ")*" * MAX_NESTING, "x"),
+    ("abnf", "a = " + '( "x" / *' * MAX_NESTING + '"y"' + ")" * MAX_NESTING, "x"),
+    ("abnf", "\n".join(f'r{i} = "a" r{i + 1} / "b"' for i in range(20)) + '\nr20 = "c"',
+     "a" * 20 + "c"),
+    ("abnf", "a = " + " / ".join(f'"p" 1*DIGIT "{i}"' for i in range(MAX_ALTERNATIVES)),
+     "p10"),
+    ("regex", "|".join(f"p[0-9]+{i}" for i in range(MAX_ALTERNATIVES)), "p10"),
+])
+def test_grammars_at_the_bounds_compile_on_a_deep_stack(kind, text, example):
+    """As deep and as wide as the bounds let a grammar be, with 600 frames already on
+    the stack: every step (reading, resolving, the NFA, the LL(1) analysis, factoring,
+    the patterns) stays within Python's stack, in well under a second."""
+    start = time.perf_counter()
+    grammar = deep_stack(600, lambda: compile_syntax(kind, text))
+    assert time.perf_counter() - start < 10  # 0.3 s for the widest on a quiet machine
+    assert grammar.matches(example)
+
+
+def test_the_shipped_profiles_are_well_within_the_bounds():
+    import json
+
+    from urn8141.grammar import _height, parse_abnf, parse_regex
+    from urn8141.store import SHIPPED_PROFILES
+
+    for data in json.loads(SHIPPED_PROFILES.read_text())["profiles"].values():
+        if "syntax" in data:
+            kind = "abnf" if "abnf" in data["syntax"] else "regex"
+            tree = (parse_abnf if kind == "abnf" else parse_regex)(data["syntax"][kind])
+            assert _height(tree) <= MAX_DEPTH // 2

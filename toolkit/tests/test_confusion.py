@@ -7,8 +7,8 @@ index must give as (code, what it matched). An empty set: nothing to warn about.
 import pycountry
 import pytest
 
-from registry.urns import advise_formal_nid
-from registry.urns.confusion import (
+from urn8141 import advise_formal_nid
+from urn8141.confusion import (
     ConfusionIndex,
     Holder,
     flat,

@@ -1,4 +1,4 @@
-"""Types of registry/urns/_speedups.c (built by ``python -m registry.urns.build``)."""
+"""Types of urn8141/_speedups.c (built by ``python -m urn8141.build``)."""
 
 from typing import Any
 

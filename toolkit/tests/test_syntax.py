@@ -2,7 +2,7 @@
 
 import pytest
 
-from registry.urns import URN, URNSyntaxError, parse
+from urn8141 import URN, URNSyntaxError, parse
 
 # (text, nid, nss, r, q, f) -- every URN example of RFC 8141 sections 2, 3.2 and 5.
 VALID = [

@@ -2,14 +2,14 @@
 (section 2), the profile's verdict on the NSS (its syntax and check digits), and
 the namespace normal form (section 3.1, then the profile's steps, 3.2).
 
-``check(text, profiles)`` is what /api/check and ``bench/urns.py`` call. It runs
-in C (``registry/urns/_speedups.c``) where that module was built (``dev.py`` builds
-it when a C compiler is there; ``python -m registry.urns.build``) and takes the
-Python path, ``check_python``, for whatever the C declines: text that is not ASCII
-or not a URN (the Python path says where and why), a profile with a step the C does
-not have. ``check_python`` is the reference: the tests hold the two equal on the
-corpus, on every shipped profile and on random text, and the whole suite runs on
-either (``URN_SPEEDUPS=0`` turns the C off).
+``check(text, profiles)`` is what the registry's /api/check, the command line and
+``bench/urns.py`` call. It runs in C (``urn8141/_speedups.c``) where that extension
+was built (installing the package builds it when a C compiler is there; it is
+optional) and takes the Python path, ``check_python``, for whatever the C declines:
+text that is not ASCII or not a URN (the Python path says where and why), a profile
+with a step the C does not have. ``check_python`` is the reference: the tests hold
+the two equal on the corpus, on every shipped profile and on random text, and the
+whole suite runs on either (``URN_SPEEDUPS=0`` turns the C off).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import NamedTuple
 
-from registry.urns.profiles import Profile
-from registry.urns.syntax import URN, parse
+from urn8141.profiles import Profile
+from urn8141.syntax import URN, parse
 
 _new = tuple.__new__
 
@@ -60,7 +60,7 @@ def _load_speedups() -> ModuleType | None:
     if wanted == "0":
         return None
     try:
-        from registry.urns import _speedups
+        from urn8141 import _speedups
     except ImportError:  # not built here: the Python path does everything
         return None
     _speedups.configure(Checked)

@@ -34,7 +34,7 @@ RESERVED_EXPERIMENTAL_PREFIX = "reserved_experimental_prefix"
 RESERVED_COUNTRY_CODE_PREFIX = "reserved_country_code_prefix"
 ALREADY_REGISTERED = "already_registered"
 # Advisory warnings (section 5.1: "applicants and reviewers ... should be aware")
-# are the business of registry.urns.confusion.
+# are the business of urn8141.confusion.
 
 
 @dataclass(frozen=True, slots=True)

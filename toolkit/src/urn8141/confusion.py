@@ -4,7 +4,7 @@ Section 5.1 asks applicants and reviewers to be aware of NIDs that imply an
 association with URI schemes, ISO 3166-1 country codes or existing identifier
 systems; section 6.2 asks the experts to avoid races between requests. These
 are *warnings*, never refusals: the only blocking rules are those of
-:func:`registry.urns.nid.check_formal_nid`.
+:func:`urn8141.nid.check_formal_nid`.
 
 :class:`ConfusionIndex` is built once from everything a NID can be confused
 with (registered NIDs, NIDs proposed in open requests, URI scheme names,
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
-from registry.urns.nid import Problem, nid_key
+from urn8141.nid import Problem, nid_key
 
 RFC8141 = "https://www.rfc-editor.org/rfc/rfc8141"
 URI_SCHEMES_REGISTRY = "https://www.iana.org/assignments/uri-schemes/uri-schemes.xhtml"
