@@ -12,18 +12,32 @@
   or 500 handler, the rate limit), leaves as JSON ``{"error": "..."}``.
 - A query parameter a page does not know (query_params.BadParameter) is a 400 that
   names it: JSON under ``/api/``, the site's 400 page elsewhere; never cached.
+
+And content negotiation as RFC 9110 has it, for whoever answers in more than one
+representation: ``negotiate_encoding`` (section 12.5.3: q-values, ``*``, ``identity``,
+codings in any case) and ``not_modified`` (section 13.1.2: If-None-Match against the
+selected representation's own ETag, weak comparison; If-Modified-Since only without it).
 """
 
 from __future__ import annotations
 
 import functools
 import re
+import warnings
 from collections.abc import Callable
+from datetime import datetime
 from http import HTTPStatus
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.shortcuts import render
+from django.utils.http import parse_etags, parse_http_date_safe
+
+with warnings.catch_warnings():
+    # WebOb 1.8 imports the standard library's cgi module (deprecated; on Python 3.13
+    # WebOb depends on legacy-cgi instead): a warning about WebOb, not about this code.
+    warnings.filterwarnings("ignore", "'cgi' is deprecated", DeprecationWarning)
+    from webob.acceptparse import AcceptEncodingValidHeader, create_accept_encoding_header
 
 from registry.namespaces.query_params import BadParameter
 
@@ -150,3 +164,52 @@ def _without_body(response: HttpResponseBase) -> None:
         response["Content-Length"] = str(len(content))
     response.content = b""  # type: ignore[attr-defined]
 
+
+
+# --- content negotiation (RFC 9110) -----------------------------------------------------
+
+IDENTITY = "identity"
+GZIP = "gzip"
+# A longer Accept-Encoding is no client's: read as if absent (bounded work per request).
+ACCEPT_ENCODING_MAX = 512
+
+
+def negotiate_encoding(request: HttpRequest, available: tuple[str, ...] = (GZIP,)) -> str:
+    """The content coding to send, of ``available`` and "identity" (RFC 9110 12.5.3).
+
+    WebOb parses the field (its grammar, q-values, codings in any case) and orders what
+    it allows, ties in the order offered. The server's own choices, where the RFC leaves
+    them to it: no field, or one that does not parse, gets identity (curl without
+    --compressed sends none); identity the field does not name (nor ``*``) is acceptable
+    but only chosen when no coding offered is; "x-gzip" is gzip (8.4.1.3); a field that
+    allows nothing offered gets identity (the header is then disregarded, 12.5.3)."""
+    value = request.META.get("HTTP_ACCEPT_ENCODING")
+    if value is None or len(value) > ACCEPT_ENCODING_MAX:
+        return IDENTITY
+    field = create_accept_encoding_header(value)
+    if not isinstance(field, AcceptEncodingValidHeader):
+        return IDENTITY
+    aliases = {coding: coding for coding in available}
+    if GZIP in aliases:
+        aliases["x-gzip"] = GZIP
+    named = {coding.lower() for coding, _ in field.parsed}
+    offers = field.acceptable_offers([*aliases, IDENTITY])
+    if IDENTITY not in named and "*" not in named:
+        offers = [offer for offer in offers if offer[0] != IDENTITY] or offers
+    return aliases.get(offers[0][0], IDENTITY) if offers else IDENTITY
+
+
+def not_modified(request: HttpRequest, etag: str, last_modified: datetime | None) -> bool:
+    """Whether the client's copy of this representation is current (RFC 9110 13.1.2,
+    13.1.3): If-None-Match names ``etag`` (weak comparison) or is "*"; only when the
+    request has no If-None-Match, If-Modified-Since is at or after ``last_modified``."""
+    if_none_match = request.META.get("HTTP_IF_NONE_MATCH")
+    if if_none_match is not None:
+        tags = parse_etags(if_none_match)
+        return "*" in tags or _opaque(etag) in {_opaque(tag) for tag in tags}
+    since = parse_http_date_safe(request.META.get("HTTP_IF_MODIFIED_SINCE", ""))
+    return bool(since and last_modified and int(last_modified.timestamp()) <= since)
+
+
+def _opaque(etag: str) -> str:
+    return etag.removeprefix("W/")
