@@ -133,3 +133,55 @@ def test_a_static_file_carries_the_security_headers(client, db, settings):
     response = Client().get("/static/registry/registry.css")
     assert response.status_code == 200
     _assert_security_headers(response)
+
+
+# RFC 9110 12.5.3's examples (the first five), the issue's findings, and the server's
+# choices where the RFC leaves them to it (registry/http_semantics.py).
+ACCEPT_ENCODING = [
+    ("compress, gzip", "gzip"),
+    ("", "identity"),
+    ("*", "gzip"),
+    ("compress;q=0.5, gzip;q=1.0", "gzip"),
+    ("gzip;q=1.0, identity; q=0.5, *;q=0", "gzip"),
+    ("gzip;q=0", "identity"),
+    ("GZIP", "gzip"),
+    ("gzip;Q=0.001", "gzip"),
+    ("identity;q=1, gzip;q=0.5", "identity"),
+    ("gzip;q=0.5", "gzip"),  # identity is acceptable, unnamed: chosen last
+    ("*;q=0.5, identity", "identity"),
+    ("*;q=0, gzip;q=0", "identity"),  # nothing offered is acceptable: the field disregarded
+    ("identity;q=0", "identity"),  # gzip unnamed is not acceptable either: disregarded
+    ("identity;q=0, *", "gzip"),
+    ("br", "identity"),
+    ("x-gzip", "gzip"),
+    ("gzip;q=2", "identity"),  # not a qvalue: the field does not parse
+    ("gzip, " + "x" * 600, "identity"),  # past ACCEPT_ENCODING_MAX: read as absent
+    (None, "identity"),
+]
+
+
+@pytest.mark.parametrize(("field", "chosen"), ACCEPT_ENCODING)
+def test_the_content_coding_is_negotiated_by_rfc_9110(rf, field, chosen):
+    from registry.http_semantics import negotiate_encoding
+
+    headers = {} if field is None else {"HTTP_ACCEPT_ENCODING": field}
+    assert negotiate_encoding(rf.get("/", **headers)) == chosen
+
+
+@pytest.mark.parametrize(("if_none_match", "etag", "modified"), [
+    ('"abc"', '"abc"', True),
+    ('W/"abc"', '"abc"', True),
+    ('"x", "abc"', '"abc"', True),
+    ("*", '"abc"', True),
+    ('"abc-gz"', '"abc"', False),  # another representation's
+    ('"abc"', '"abc-gz"', False),
+    ("", '"abc"', False),
+])
+def test_if_none_match_is_compared_with_the_selected_representation(rf, if_none_match, etag,
+                                                                    modified):
+    from registry.http_semantics import not_modified
+
+    request = rf.get("/", HTTP_IF_NONE_MATCH=if_none_match,
+                     HTTP_IF_MODIFIED_SINCE="Sun, 01 Jan 2090 00:00:00 GMT")
+    # If-Modified-Since is not looked at when If-None-Match is there (13.1.3).
+    assert not_modified(request, etag, None) is modified

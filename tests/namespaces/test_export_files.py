@@ -326,3 +326,28 @@ def test_a_submission_leaves_the_exports_as_they_are(transactional_db, client, r
     assert queued == [True]
     assert current_generation().exports_key != exports_key
     assert b",quietnid," in client.get("/registry.csv").getvalue()
+
+
+def test_each_representation_has_its_own_etag_and_q_values_are_honoured(client, registry):
+    """RFC 9110: gzip;q=0 gets identity, GZIP is gzip, and If-None-Match is compared with
+    the selected representation's ETag (a gzip ETag earns no 304 for identity)."""
+    plain = client.get("/registry.csv")
+    zipped = client.get("/registry.csv", HTTP_ACCEPT_ENCODING="GZIP")
+    assert "Content-Encoding" not in plain and zipped["Content-Encoding"] == "gzip"
+    assert gzip.decompress(zipped.getvalue()) == plain.getvalue()
+    refused = client.get("/registry.csv", HTTP_ACCEPT_ENCODING="gzip;q=0")
+    assert "Content-Encoding" not in refused and refused["ETag"] == plain["ETag"]
+    assert plain["ETag"] != zipped["ETag"]
+    for response in (plain, zipped, refused):
+        assert "Accept-Encoding" in response["Vary"]
+    crossed = client.get("/registry.csv", HTTP_IF_NONE_MATCH=zipped["ETag"])
+    assert crossed.status_code == 200 and crossed.getvalue() == plain.getvalue()
+    assert client.get("/registry.csv", HTTP_ACCEPT_ENCODING="gzip",
+                      HTTP_IF_NONE_MATCH=plain["ETag"]).status_code == 200
+    again = client.get("/registry.csv", HTTP_ACCEPT_ENCODING="gzip",
+                       HTTP_IF_NONE_MATCH=f'"other", W/{zipped["ETag"]}')
+    assert again.status_code == 304 and again["ETag"] == zipped["ETag"]
+    assert "Accept-Encoding" in again["Vary"]
+    assert client.get("/registry.csv", HTTP_IF_NONE_MATCH="*").status_code == 304
+    assert client.get("/registry.csv", HTTP_IF_NONE_MATCH='"other"',
+                      HTTP_IF_MODIFIED_SINCE=plain["Last-Modified"]).status_code == 200
