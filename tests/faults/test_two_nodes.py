@@ -269,7 +269,8 @@ def test_two_nodes_without_a_shared_disk_under_concurrent_publishes(cluster, sta
     # One builder at a time: no two builds overlap (each from its start to its store).
     spans = sorted((built_at.timestamp() - seconds, built_at.timestamp())
                    for built_at, seconds, _ in builds.values())
-    assert all(later[0] >= earlier[1] for earlier, later in zip(spans, spans[1:])), spans
+    assert all(later[0] >= earlier[1]
+               for earlier, later in zip(spans, spans[1:], strict=False)), spans
     worker_log = cluster.log("worker")
     assert "Traceback" not in worker_log and "SerializationFailure" not in worker_log
     for i in (1, 2):
