@@ -13,34 +13,41 @@
 - A query parameter a page does not know (query_params.BadParameter) is a 400 that
   names it: JSON under ``/api/``, the site's 400 page elsewhere; never cached.
 
-And content negotiation as RFC 9110 has it, for whoever answers in more than one
-representation: ``negotiate_encoding`` (section 12.5.3: q-values, ``*``, ``identity``,
-codings in any case) and ``not_modified`` (section 13.1.2: If-None-Match against the
-selected representation's own ETag, weak comparison; If-Modified-Since only without it).
+Content negotiation, for every answer that has a gzip form (the cached pages and
+documents, registry/namespaces/public_cache.py, and the export files): one function,
+``negotiate_encoding``, reads Accept-Encoding by RFC 9110 section 12.5.3 (q-values, ``*``,
+``identity``, names in any case, ``x-gzip`` as gzip); ``representation_etag`` gives each
+representation its own ETag (section 8.8.3) and ``none_match`` compares If-None-Match
+with the selected one's, weakly (section 13.1.2); ``not_acceptable`` is the 406 when
+the client refuses every form there is.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-import warnings
 from collections.abc import Callable
-from datetime import datetime
 from http import HTTPStatus
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.shortcuts import render
-from django.utils.http import parse_etags, parse_http_date_safe
-
-with warnings.catch_warnings():
-    # WebOb 1.8 imports the standard library's cgi module (deprecated; on Python 3.13
-    # WebOb depends on legacy-cgi instead): a warning about WebOb, not about this code.
-    warnings.filterwarnings("ignore", "'cgi' is deprecated", DeprecationWarning)
-    from webob.acceptparse import AcceptEncodingValidHeader, create_accept_encoding_header
 
 from registry.namespaces.query_params import BadParameter
 
+GZIP, IDENTITY = "gzip", "identity"
+# RFC 9110 section 12.4.2's weight: q= 0 to 1 with at most three decimals ("q" in any case).
+# Matched against a member stripped of its outer whitespace: a pattern with optional
+# whitespace at both ends of an optional part tries every split of a run of spaces
+# (an 8 KB header took half a second).
+_CODING = re.compile(
+    r"([!#$%&'*+.^_`|~0-9A-Za-z-]+)"
+    r"(?:[ \t]*;[ \t]*[qQ]=((?:0(?:\.[0-9]{0,3})?)|(?:1(?:\.0{0,3})?)))?")
+_ALIASES = {"x-gzip": GZIP}
+# Identity, not listed: acceptable, after any coding listed with a q above 0 (three
+# decimals at most: 0.001 is the smallest a client can write).
+UNLISTED_IDENTITY = 0.0005  # section 8.4.1.3: a recipient SHOULD treat them as gzip
+_ENTITY_TAG = re.compile(r'(?:W/)?("[\x21\x23-\x7e\x80-\xff]*")')
 API_PREFIX = "/api/"
 _ROUTE_ARGUMENT = re.compile(r"<(?:\w+:)?(\w+)>")
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -165,51 +172,72 @@ def _without_body(response: HttpResponseBase) -> None:
     response.content = b""  # type: ignore[attr-defined]
 
 
+def accepted_codings(header: str) -> dict[str, float]:
+    """Accept-Encoding as {coding in lower case: its q-value}: a member that is not
+    ``coding [;q=value]`` with a valid value is ignored, as is a coding named again."""
+    weights: dict[str, float] = {}
+    for member in header.split(","):
+        if not member.strip():
+            continue  # the list rule allows empty members
+        found = _CODING.fullmatch(member.strip())
+        if found is None:
+            continue
+        coding = found.group(1).lower()
+        coding = _ALIASES.get(coding, coding)
+        weights.setdefault(coding, float(found.group(2)) if found.group(2) else 1.0)
+    return weights
 
-# --- content negotiation (RFC 9110) -----------------------------------------------------
 
-IDENTITY = "identity"
-GZIP = "gzip"
-# A longer Accept-Encoding is no client's: read as if absent (bounded work per request).
-ACCEPT_ENCODING_MAX = 512
-
-
-def negotiate_encoding(request: HttpRequest, available: tuple[str, ...] = (GZIP,)) -> str:
-    """The content coding to send, of ``available`` and "identity" (RFC 9110 12.5.3).
-
-    WebOb parses the field (its grammar, q-values, codings in any case) and orders what
-    it allows, ties in the order offered. The server's own choices, where the RFC leaves
-    them to it: no field, or one that does not parse, gets identity (curl without
-    --compressed sends none); identity the field does not name (nor ``*``) is acceptable
-    but only chosen when no coding offered is; "x-gzip" is gzip (8.4.1.3); a field that
-    allows nothing offered gets identity (the header is then disregarded, 12.5.3)."""
-    value = request.META.get("HTTP_ACCEPT_ENCODING")
-    if value is None or len(value) > ACCEPT_ENCODING_MAX:
+def negotiate_encoding(request: HttpRequest, offered: tuple[str, ...] = (GZIP,)) -> str | None:
+    """The content coding to send (one of ``offered`` or "identity"), or None when the
+    client accepts none of them (answer ``not_acceptable``). By RFC 9110 section 12.5.3:
+    no Accept-Encoding means no preference (identity is sent); an empty one, identity
+    only; a coding not listed takes the q of ``*`` if that is listed, else is refused
+    (identity: accepted unless ``identity;q=0``, or ``*;q=0`` without an entry for
+    identity, and then after any coding the client listed); q=0 refuses. The highest q
+    wins; on a tie, the first of ``offered`` (smaller), then identity."""
+    header = request.META.get("HTTP_ACCEPT_ENCODING")
+    if header is None:
         return IDENTITY
-    field = create_accept_encoding_header(value)
-    if not isinstance(field, AcceptEncodingValidHeader):
-        return IDENTITY
-    aliases = {coding: coding for coding in available}
-    if GZIP in aliases:
-        aliases["x-gzip"] = GZIP
-    named = {coding.lower() for coding, _ in field.parsed}
-    offers = field.acceptable_offers([*aliases, IDENTITY])
-    if IDENTITY not in named and "*" not in named:
-        offers = [offer for offer in offers if offer[0] != IDENTITY] or offers
-    return aliases.get(offers[0][0], IDENTITY) if offers else IDENTITY
+    weights = accepted_codings(header)
+    star = weights.get("*")
+
+    def weight(coding: str) -> float:
+        if coding in weights:
+            return weights[coding]
+        if star is not None:
+            return star
+        return UNLISTED_IDENTITY if coding == IDENTITY else 0.0
+
+    choices = [(weight(coding), -rank, coding)
+               for rank, coding in enumerate((*offered, IDENTITY))]
+    best = max(choices)
+    return best[2] if best[0] > 0 else None
 
 
-def not_modified(request: HttpRequest, etag: str, last_modified: datetime | None) -> bool:
-    """Whether the client's copy of this representation is current (RFC 9110 13.1.2,
-    13.1.3): If-None-Match names ``etag`` (weak comparison) or is "*"; only when the
-    request has no If-None-Match, If-Modified-Since is at or after ``last_modified``."""
-    if_none_match = request.META.get("HTTP_IF_NONE_MATCH")
-    if if_none_match is not None:
-        tags = parse_etags(if_none_match)
-        return "*" in tags or _opaque(etag) in {_opaque(tag) for tag in tags}
-    since = parse_http_date_safe(request.META.get("HTTP_IF_MODIFIED_SINCE", ""))
-    return bool(since and last_modified and int(last_modified.timestamp()) <= since)
+def representation_etag(tag: str, coding: str) -> str:
+    """The (strong) ETag of one representation: each content coding has its own."""
+    return f'"{tag}"' if coding == IDENTITY else f'"{tag}-{coding}"'
 
 
-def _opaque(etag: str) -> str:
-    return etag.removeprefix("W/")
+def none_match(request: HttpRequest, etag: str) -> bool | None:
+    """If-None-Match against the selected representation's ETag (RFC 9110 section
+    13.1.2, weak comparison): True when it names it (or is ``*``), False when it does
+    not, None when the request has none (then If-Modified-Since decides)."""
+    header = request.META.get("HTTP_IF_NONE_MATCH")
+    if header is None:
+        return None
+    if header.strip() == "*":
+        return True
+    return etag.removeprefix("W/") in _ENTITY_TAG.findall(header)
+
+
+def not_acceptable(offered: tuple[str, ...] = (GZIP,)) -> HttpResponse:
+    """406: the client refused every content coding this answer has (RFC 9110 section
+    15.5.7). Plain text, or JSON under /api/ (the middleware)."""
+    codings = ", ".join((*offered, IDENTITY))
+    response = HttpResponse(f"Not acceptable: this is available as {codings} only; your "
+                            f"Accept-Encoding refuses all of them.\n", status=406,
+                            content_type="text/plain; charset=utf-8")
+    response["Vary"] = "Accept-Encoding"
+    return response

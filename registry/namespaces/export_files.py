@@ -8,9 +8,10 @@ machine's copy of them (export_cache.py).
   that generation, and a build is queued unless one was queued in the last
   QUEUE_SECONDS (anywhere: the mark is in the shared cache). With no generation built
   at all: 503 with ``Retry-After``.
-- **Content negotiation** (RFC 9110): the coding from ``negotiate_encoding``, an ETag
-  per representation (the gzip one ends in ``-gz``), If-None-Match compared with the
-  selected representation's, ``Vary: Accept-Encoding``.
+- **Content negotiation** (RFC 9110, registry/http_semantics.py): the coding from
+  ``negotiate_encoding`` (406 when every form is refused), an ETag per representation
+  (``representation_etag``), If-None-Match compared with the selected representation's
+  (``none_match``), ``Vary: Accept-Encoding``.
 - **Sent by the kernel or by nginx.** ``FileResponse`` hands this machine's copy to the
   WSGI server's ``wsgi.file_wrapper`` (gunicorn: ``sendfile``); behind nginx
   (EXPORT_ACCEL_REDIRECT) nginx sends it. A disk that cannot take the copy (full,
@@ -43,9 +44,16 @@ from django.http import (
 )
 from django.http.response import HttpResponseBase
 from django.utils.cache import patch_vary_headers
-from django.utils.http import http_date
+from django.utils.http import http_date, parse_http_date_safe
 
-from registry.http_semantics import GZIP, negotiate_encoding, not_modified
+from registry.http_semantics import (
+    GZIP,
+    IDENTITY,
+    negotiate_encoding,
+    none_match,
+    not_acceptable,
+    representation_etag,
+)
 from registry.namespaces.export_cache import (
     EXPORTS,
     Built,
@@ -71,13 +79,26 @@ QUEUE_SECONDS = 30  # a build queued for a generation is not queued again sooner
 def etag(key: str, name: str, gzipped: bool) -> str:
     """The ETag of one representation of one export of one generation."""
     tag = hashlib.sha256(f"{key}/{name}".encode()).hexdigest()[:24]
-    return f'"{tag}-gz"' if gzipped else f'"{tag}"'
+    return representation_etag(tag, GZIP if gzipped else IDENTITY)
+
+
+def not_modified(request: HttpRequest, tag: str, changed_at: datetime | None) -> bool:
+    """If-None-Match against this representation's ETag; without one, If-Modified-Since
+    (RFC 9110 13.1.3)."""
+    matched = none_match(request, tag)
+    if matched is not None:
+        return matched
+    since = parse_http_date_safe(request.META.get("HTTP_IF_MODIFIED_SINCE", ""))
+    return bool(since and changed_at and int(changed_at.timestamp()) <= since)
 
 
 def export_response(request: HttpRequest, name: str) -> HttpResponseBase:
     """One export of the newest built generation, with that generation's validators;
     304 to a client that has the representation it would get."""
-    gzipped = negotiate_encoding(request) == GZIP
+    coding = negotiate_encoding(request)
+    if coding is None:
+        return not_acceptable()
+    gzipped = coding == GZIP
     try:
         state = served_state()
         if _offline["logged"]:

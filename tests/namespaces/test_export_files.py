@@ -350,5 +350,7 @@ def test_each_representation_has_its_own_etag_and_q_values_are_honoured(client, 
     assert again.status_code == 304 and again["ETag"] == zipped["ETag"]
     assert "Accept-Encoding" in again["Vary"]
     assert client.get("/registry.csv", HTTP_IF_NONE_MATCH="*").status_code == 304
+    refused = client.get("/registry.csv", HTTP_ACCEPT_ENCODING="gzip;q=0, identity;q=0")
+    assert refused.status_code == 406 and "Accept-Encoding" in refused["Vary"]
     assert client.get("/registry.csv", HTTP_IF_NONE_MATCH='"other"',
                       HTTP_IF_MODIFIED_SINCE=plain["Last-Modified"]).status_code == 200
