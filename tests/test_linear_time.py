@@ -71,6 +71,24 @@ def test_the_harness_catches_a_quadratic_pattern():
     assert max(ratios) > THRESHOLD, ratios
 
 
+def test_a_confirmed_ratio_still_catches_a_quadratic_pattern():
+    """Confirming in turns lowers a linear parser's noise, never a quadratic's ratio."""
+    quadratic = re.compile(r"\[([^\]]+)\]\(")
+
+    def parse(text: str) -> object:
+        return quadratic.findall(text)
+
+    family = Family("'[' repeated", "[")
+    first = measure(parse, family, 3_000, runs=3)
+    assert confirmed(parse, first, THRESHOLD).ratio > THRESHOLD
+    # A first measure that looked too slow for a linear parser is measured again.
+    linear = re.compile(r"\[")
+    inflated = measure(linear.findall, family, 20_000)
+    inflated = type(inflated)(inflated.family, inflated.size, inflated.small,
+                              inflated.small * 10)
+    assert confirmed(linear.findall, inflated, THRESHOLD).ratio <= THRESHOLD
+
+
 # The shapes issue 20 reproduced (cubic heading, quadratic "<?" and "<name>"), and the
 # unclosed openers fixed since, through the parser as a POST to /requests/new/ runs it.
 REPORTED = [Family("heading then spaces", " ", head="# Namespace ID:", tail="x"),
