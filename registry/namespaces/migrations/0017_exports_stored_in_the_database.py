@@ -4,6 +4,14 @@ import django.db.models.deletion
 from django.db import migrations, models
 
 
+def store_chunks_uncompressed(apps, schema_editor):
+    """The pieces are gzip already, or the splice index: PostgreSQL's own compression
+    (pglz) of them cost 1.6 of a 2.6 s store at 100,000 namespaces, for a few MB."""
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute(
+            "ALTER TABLE namespaces_exportchunk ALTER COLUMN data SET STORAGE EXTERNAL")
+
+
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -46,4 +54,5 @@ class Migration(migrations.Migration):
             model_name='exportchunk',
             constraint=models.UniqueConstraint(fields=('generation', 'name', 'seq'), name='export_chunk_order'),
         ),
+        migrations.RunPython(store_chunks_uncompressed, migrations.RunPython.noop),
     ]
