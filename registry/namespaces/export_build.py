@@ -185,11 +185,11 @@ def build_exports() -> Built:
             shutil.rmtree(partial, ignore_errors=True)
             raise
     try:
-        built = _store(partial, generation, salt, started)
+        built, kept = _store(partial, generation, salt, started)
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise
-    _move_into_place(partial, built)
+    _move_into_place(partial, built, kept)
     logger.info("exports: built %s in %.2f s (%d records copied, %d serialised)", built.key,
                 time.monotonic() - started, counts["copied"], counts["serialised"])
     return built
@@ -287,7 +287,8 @@ def _stored_files() -> list[str]:
     return [*(f"{name}.gz" for name in EXPORTS), INDEX]
 
 
-def _store(directory: Path, generation: Generation, salt: str, started: float) -> Built:
+def _store(directory: Path, generation: Generation, salt: str,
+           started: float) -> tuple[Built, set[str]]:
     """The built files into the database, and every generation but the newest
     KEEP_GENERATIONS out of it, in one transaction after the snapshot's (which is read
     only)."""
@@ -300,26 +301,31 @@ def _store(directory: Path, generation: Generation, salt: str, started: float) -
             changed_at=generation.changed_at, salt=salt, sizes=sizes,
             build_seconds=round(time.monotonic() - started, 3),
             built_by=f"{socket.gethostname()}:{os.getpid()}")
+        batch: list[ExportChunk] = []
         for name in _stored_files():
-            batch: list[ExportChunk] = []
             with open(directory / name, "rb") as source:
                 seq = 0
                 while data := source.read(CHUNK_BYTES):
                     batch.append(ExportChunk(generation=stored, name=name, seq=seq, data=data))
                     seq += 1
-                    if len(batch) == 8:
+                    if len(batch) == 8:  # at most 8 MiB in one statement
                         ExportChunk.objects.bulk_create(batch)
                         batch = []
-            ExportChunk.objects.bulk_create(batch)
+        ExportChunk.objects.bulk_create(batch)
+        # Every generation but the newest KEEP_GENERATIONS of this registry: a constant
+        # three statements, however many there are.
         kept = list(ExportGeneration.objects.filter(token=token).order_by("-number")
-                    .values_list("pk", flat=True)[:KEEP_GENERATIONS])
-        gone = ExportGeneration.objects.exclude(pk__in=kept)
-        ExportChunk.objects.filter(generation__in=gone).delete()
-        gone.delete()
-    return as_built(stored)
+                    .values_list("pk", "key")[:KEEP_GENERATIONS])
+        ids = [pk for pk, _ in kept]
+        ExportChunk.objects.exclude(generation_id__in=ids).delete()
+        with connection.cursor() as cursor:  # the ORM's delete would first select them
+            placeholders = ", ".join("%s" for _ in ids)
+            cursor.execute("DELETE FROM namespaces_exportgeneration "  # noqa: S608 - only %s
+                           f"WHERE id NOT IN ({placeholders})", ids)
+    return as_built(stored), {key for _, key in kept}
 
 
-def _move_into_place(partial: Path, built: Built) -> None:
+def _move_into_place(partial: Path, built: Built, kept: set[str]) -> None:
     """The builder's disk holds the new generation like any machine's: its files moved
     into the generation's directory (which a request may have begun to fill), then
     every generation the database no longer keeps removed."""
@@ -335,7 +341,5 @@ def _move_into_place(partial: Path, built: Built) -> None:
                      built.key, exc.strerror or exc)
     finally:
         shutil.rmtree(partial, ignore_errors=True)
-    token = built.key.rsplit("-", 1)[0]
-    prune(keep=set(ExportGeneration.objects.filter(token=token).order_by("-number")
-                   .values_list("key", flat=True)[:KEEP_GENERATIONS]))
+    prune(keep=kept)
 
