@@ -2,11 +2,12 @@
 
 Sync workers (each request is short: pages come from the cache), the count from
 WEB_CONCURRENCY (gunicorn's own variable) or 2 x cores + 1. It listens on
-127.0.0.1:$PORT, reachable only through the TLS proxy on the same machine; BIND
-(e.g. "10.0.0.5:8000", comma-separated for several) or --bind says otherwise, for a
-proxy on another machine (list it in TRUSTED_PROXIES). Scale out by running this on
-more machines behind a load balancer that probes /healthz; they share PostgreSQL and
-Redis."""
+127.0.0.1:$PORT by default; BIND or --bind says otherwise (comma-separated for several):
+"unix:/run/urn-registry/gunicorn.sock" for nginx on the same machine (with
+TRUSTED_PROXIES=unix: only who may write the socket can connect, where on loopback any
+local process could speak for any client), "10.0.0.5:8000" for a proxy on another
+machine (list it in TRUSTED_PROXIES). Scale out by running this on more machines behind
+a load balancer that probes /healthz; they share PostgreSQL and Redis."""
 
 import multiprocessing
 import os
@@ -15,6 +16,16 @@ wsgi_app = "registry.wsgi:application"
 bind = [address.strip() for address in
         (os.environ.get("BIND") or f"127.0.0.1:{os.environ.get('PORT', '8000')}").split(",")
         if address.strip()]
+# A Unix socket is created with mode 0660: the app's user and its group (nginx's) only.
+umask = 0o117
+_trusted = [entry.strip() for entry in os.environ.get("TRUSTED_PROXIES", "").split(",")
+            if entry.strip()]
+if any(address.startswith("unix:") for address in bind) and "unix" not in (
+        entry.lower() for entry in _trusted):
+    # A peer on the socket has no address: unless it is the trusted proxy, every client
+    # would have none, and no rate limit could tell one from another.
+    raise SystemExit("BIND names a Unix socket: add unix to TRUSTED_PROXIES "
+                     "(docs/operations.md, A Unix socket between nginx and gunicorn).")
 workers = int(os.environ.get("WEB_CONCURRENCY") or multiprocessing.cpu_count() * 2 + 1)
 worker_class = "sync"
 timeout = 30
@@ -31,9 +42,10 @@ max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "1000000"))
 max_requests_jitter = max_requests // 10
 accesslog = "-"
 errorlog = "-"
-# The proxies whose X-Forwarded-* gunicorn believes: the app's own TRUSTED_PROXIES.
-forwarded_allow_ips = (os.environ.get("FORWARDED_ALLOW_IPS") or os.environ.get("TRUSTED_PROXIES")
-                       or "127.0.0.1")
+# The proxies whose X-Forwarded-* gunicorn believes: the addresses of the app's own
+# TRUSTED_PROXIES ("unix" is not one: gunicorn believes a peer on a Unix socket anyway).
+forwarded_allow_ips = (os.environ.get("FORWARDED_ALLOW_IPS") or ",".join(
+    entry for entry in _trusted if entry.lower() != "unix") or "127.0.0.1")
 
 
 def when_ready(server):

@@ -241,6 +241,21 @@ def _xrefs() -> Callable[[str], object]:
     return run
 
 
+def _headers() -> Callable[[str], object]:
+    from django.test import RequestFactory
+
+    from registry.http_semantics import accepted_codings, none_match
+    from registry.proxies import client_address, parse_networks
+
+    proxies = parse_networks(["127.0.0.1"])
+
+    def run(text: str) -> object:
+        request = RequestFactory().get("/", HTTP_IF_NONE_MATCH=text)
+        return accepted_codings(text), none_match(request, '"x"'), \
+            client_address("127.0.0.1", text, proxies)
+    return run
+
+
 PARSERS: tuple[Parser, ...] = (
     Parser("template (detected format)", ("registry.templates_text.formats",
                                           "registry.templates_text.labels",
@@ -258,6 +273,7 @@ PARSERS: tuple[Parser, ...] = (
     Parser("search words", ("registry.namespaces.presentation",
                             "registry.namespaces.querysets"), _search),
     Parser("references (import)", ("registry.namespaces.xrefs",), _xrefs),
+    Parser("request headers", ("registry.http_semantics",), _headers),
 )
 
 

@@ -95,6 +95,29 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def start_cache_redis() -> tuple[str, subprocess.Popen]:
+    """The public cache's Redis, apart from the broker's as production requires
+    (CACHE_URL): a redis-server of this run's own on a free port, evicting as
+    docs/operations.md says (maxmemory, allkeys-lru). Stop it with ``.terminate()``."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        sys.exit("redis-server is needed for the public cache's own Redis "
+                 "(Debian: apt-get install redis-server).")
+    port = free_port()
+    process = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1",
+                                "--save", "", "--appendonly", "no", "--maxmemory", "1gb",
+                                "--maxmemory-policy", "allkeys-lru"],
+                               stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    return f"redis://127.0.0.1:{port}/0", process
+
+
 def run(*args: str, env: dict) -> None:
     subprocess.run([*args], cwd=ROOT, env=env, check=True)
 
@@ -110,9 +133,11 @@ def server_url(database_url: str, name: str) -> str:
     return database_url.rsplit("/", 1)[0] + "/" + name
 
 
-def production_env(name: str, database_url: str, scratch: Path, redis: str) -> dict[str, str]:
+def production_env(name: str, database_url: str, scratch: Path, redis: str,
+                   cache_redis: str) -> dict[str, str]:
     """The environment of a server run as production runs it, on its own database, cache
-    prefix, static and export directories (bench/load.py and bench/writers.py)."""
+    prefix, static and export directories (bench/load.py and bench/writers.py), the public
+    cache in a Redis apart from the broker's (``cache_redis``)."""
     return {
         **{k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_"))},
         "REGISTRY_ENV": "production",
@@ -126,6 +151,7 @@ def production_env(name: str, database_url: str, scratch: Path, redis: str) -> d
         "TRUSTED_PROXIES": "127.0.0.1",
         "REDIS_URL": redis,
         "CELERY_BROKER_URL": redis,
+        "CACHE_URL": cache_redis,
         "CACHE_KEY_PREFIX": f"bench-{name}",
         "STATIC_ROOT": str(scratch / "static"),
         "EXPORT_ROOT": str(scratch / "exports"),
@@ -324,8 +350,9 @@ def main() -> None:
     drop = created and not args.keep and not args.database
     port = args.port or free_port()
     scratch = Path(tempfile.mkdtemp(prefix="urn-bench-"))
+    cache_redis, cache_server = start_cache_redis()
     env = {
-        **production_env(name, database_url, scratch, args.redis),
+        **production_env(name, database_url, scratch, args.redis, cache_redis),
         "WEB_CONCURRENCY": str(args.workers),
         # One client on loopback asks thousands of times a second: the limits that would
         # refuse it (429) are lifted so the page itself is measured. They are still counted
@@ -411,13 +438,17 @@ def main() -> None:
         extras = {} if args.no_extras else measure_extras(args, base, database_url, proxy, scratch)
         if not args.no_extras:
             extras["rss"] = [rss_mb(pid) for pid in worker_pids(server.pid)]
-            extras["redis"] = redis_bytes(args.redis, f"bench-{name}")
+            extras["redis"] = tuple(map(sum, zip(
+                redis_bytes(args.redis, f"bench-{name}"),
+                redis_bytes(cache_redis, f"bench-{name}"), strict=True)))
             extras["load"] = os.getloadavg()
     finally:
         for process in (front, server):
             if process is not None:
                 os.killpg(process.pid, signal.SIGTERM)
                 process.wait(timeout=30)
+        cache_server.terminate()
+        cache_server.wait(timeout=30)
         if drop:
             psql(args.server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         shutil.rmtree(scratch, ignore_errors=True)
@@ -509,9 +540,10 @@ def nginx_start(nginx: str, home: Path, port: int, workers: int, body: str) -> s
 
 def front_snippet(app_port: int, export_root: Path) -> str:
     """deploy/nginx-registry.conf as production includes it, with this run's gunicorn
-    address and EXPORT_ROOT in place of the deployment's two values."""
+    address (on TCP: the benchmark's client plays the proxy too) and EXPORT_ROOT in place
+    of the deployment's two values."""
     text = NGINX_SNIPPET.read_text()
-    for value, ours in (("http://127.0.0.1:8000;", f"http://127.0.0.1:{app_port};"),
+    for value, ours in (("http://urn_registry;", f"http://127.0.0.1:{app_port};"),
                         ("/var/lib/urn-registry/exports/;", f"{export_root}/;")):
         if text.count(value) != 1:
             sys.exit(f"{NGINX_SNIPPET} no longer has {value!r} once: update bench/load.py")

@@ -69,6 +69,7 @@ from bench.load import (  # noqa: E402
     production_env,
     psql,
     server_url,
+    start_cache_redis,
 )
 from registry.namespaces.sample_text import template_values  # noqa: E402
 
@@ -427,8 +428,9 @@ def main() -> None:
     psql(args.server, f'CREATE DATABASE "{name}"')
     port = args.port or free_port()
     scratch = Path(tempfile.mkdtemp(prefix="urn-writers-"))
+    cache_redis, cache_server = start_cache_redis()
     env = {
-        **production_env(name, database_url, scratch, args.redis),
+        **production_env(name, database_url, scratch, args.redis, cache_redis),
         "EMAIL_BACKEND": "django.core.mail.backends.dummy.EmailBackend",
         **({"WEB_CONCURRENCY": str(args.workers)} if args.workers else {}),
     }
@@ -479,6 +481,8 @@ def main() -> None:
         for process in reversed(processes):
             os.killpg(process.pid, signal.SIGTERM)
             process.wait(timeout=60)
+        cache_server.terminate()
+        cache_server.wait(timeout=30)
         if not args.keep:
             psql(args.server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         shutil.rmtree(scratch, ignore_errors=True)

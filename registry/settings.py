@@ -18,7 +18,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from registry.env import IS_PRODUCTION, env_bool, env_int, env_list, env_str
-from registry.proxies import parse_networks
+from registry.proxies import UNIX_SOCKET, parse_networks
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -166,9 +166,12 @@ ACCOUNT_FORMS = {
     "add_email": "registry.accounts.forms.AddEmailForm",
     "reset_password": "registry.accounts.forms.ResetPasswordForm",
 }
-# Brute force: allauth counts failed log-ins per IP and per account in the cache.
+# Brute force: allauth counts failed log-ins in the cache, per address and per account
+# and address together ("key": the adapter makes it both), and, from addresses that never
+# signed in to the account, per account (registry/accounts/throttle.py).
 ACCOUNT_RATE_LIMITS = {
     "login_failed": env_str("LOGIN_FAILED_RATE_LIMIT", "10/m/ip,5/5m/key"),
+    "login_failed_account": env_str("LOGIN_ACCOUNT_CEILING", "50/h/key"),
 }
 LOGIN_REDIRECT_URL = "review:my-requests"  # the adapter sends experts and staff to their queue
 ACCOUNT_LOGOUT_REDIRECT_URL = "namespaces:registry"
@@ -176,10 +179,11 @@ ACCOUNT_LOGOUT_REDIRECT_URL = "namespaces:registry"
 # Required in production: log-in throttling and the rate limits count in this cache, and
 # counts kept per process would let each worker grant the whole allowance again.
 REDIS_URL = env_str("REDIS_URL", "", required_in_production=True)
-# The public cache (pages and exports, registry/namespaces/public_cache.py) in a Redis
+# The public cache (pages and API answers, registry/namespaces/public_cache.py) in a Redis
 # of its own: one with maxmemory and allkeys-lru, so that it evicts, while the Redis of
-# REDIS_URL (broker, rate limits) never evicts. By default the same Redis as REDIS_URL.
-CACHE_URL = env_str("CACHE_URL", REDIS_URL)
+# REDIS_URL (broker, rate limits, log-in throttling) never evicts. Required in production,
+# on another server than those (checked below); in development REDIS_URL's.
+CACHE_URL = env_str("CACHE_URL", REDIS_URL, required_in_production=True)
 _CACHE_KEY_PREFIX = env_str("CACHE_KEY_PREFIX", "urnreg")
 
 
@@ -197,6 +201,27 @@ CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", not CELERY_BROKER_URL)
 if IS_PRODUCTION and CELERY_TASK_ALWAYS_EAGER:
     raise ImproperlyConfigured("Set CELERY_BROKER_URL (or REDIS_URL) in production.")
+
+
+def _redis_server(url: str) -> str:
+    """The Redis server a URL names (its database number aside: maxmemory and the
+    eviction policy are the server's, for every database in it)."""
+    parts = urlsplit(url)
+    if parts.scheme == "unix":
+        return f"unix:{parts.path}"
+    try:
+        port = parts.port or 6379
+    except ValueError:
+        port = 0  # not a port: the Redis client says so when it connects
+    return f"{(parts.hostname or 'localhost').lower()}:{port}"
+
+
+if IS_PRODUCTION and _redis_server(CACHE_URL) in {_redis_server(REDIS_URL),
+                                                  _redis_server(CELERY_BROKER_URL)}:
+    raise ImproperlyConfigured(
+        "CACHE_URL must be a Redis server of its own (maxmemory, maxmemory-policy "
+        "allkeys-lru), not the one of REDIS_URL or CELERY_BROKER_URL, which must never evict "
+        "(docs/operations.md).")
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_IGNORE_RESULT = True
@@ -327,6 +352,10 @@ STORAGES = {
 if IS_PRODUCTION:  # development serves static files with runserver
     MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
                       "whitenoise.middleware.WhiteNoiseMiddleware")
+    # Refuses to start (or, the database away then, to serve) while a demo account of
+    # seed_demo accepts its published password (registry/review/checks.py).
+    MIDDLEWARE.insert(MIDDLEWARE.index("registry.proxies.TrustedProxyMiddleware"),
+                      "registry.review.checks.DemoGuardMiddleware")
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 
 CRISPY_ALLOWED_TEMPLATE_PACKS = "bootstrap5"
@@ -342,6 +371,9 @@ MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
 BEHIND_PROXY = env_bool("BEHIND_PROXY", IS_PRODUCTION)
 TRUSTED_PROXIES = env_list("TRUSTED_PROXIES", [])
 TRUSTED_PROXY_NETWORKS = parse_networks(TRUSTED_PROXIES)
+# "unix" among them: gunicorn listens on a Unix socket (BIND=unix:...) and its peer,
+# which has no address, is the proxy (only who may write the socket can connect).
+TRUSTED_PROXY_UNIX_SOCKET = UNIX_SOCKET in (entry.lower() for entry in TRUSTED_PROXIES)
 if IS_PRODUCTION and BEHIND_PROXY and not TRUSTED_PROXIES:
     raise ImproperlyConfigured(
         "Set TRUSTED_PROXIES to the address(es) of the reverse proxy in front of the app "
@@ -387,6 +419,9 @@ RATE_LIMITS = {
     "search": env_str("RATE_LIMIT_SEARCH", "60/m"),
 }
 RATELIMIT_VIEW = "registry.protection.too_many_requests"
+# What a visitor is counted as: the address for IPv4 (an IPv4-mapped IPv6 one too), the
+# /64 for IPv6 (registry/proxies.py, the same key allauth's throttles use).
+RATELIMIT_IP_META_KEY = "registry.proxies.client_key"
 
 LOGGING = {
     "version": 1,

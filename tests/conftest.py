@@ -80,12 +80,13 @@ def _fresh_public_cache():
     otherwise match."""
     from django.core.cache import caches
 
-    from registry.namespaces.public_cache import local_store
+    from registry.namespaces.public_cache import free_text_store, local_store
 
     for alias in ("default", "public"):
         if settings.CACHES[alias]["BACKEND"].endswith("LocMemCache"):
             caches[alias].clear()  # never a shared Redis: other runs use it
     local_store.clear()
+    free_text_store.clear()
     yield
 
 

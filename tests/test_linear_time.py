@@ -120,7 +120,16 @@ def _html_without_a_parse(text: str) -> object:
     return _TAG.sub("", text)
 
 
+def _accept_encoding(text: str) -> object:
+    from registry.http_semantics import accepted_codings
+
+    return accepted_codings(text)
+
+
 FOUND_LATER = [(_reference_label, Family("spaces before '<'", " ", head="a", tail="<x")),
+               # Accept-Encoding (issue 31's fourth pass): a coding, spaces, junk.
+               (_accept_encoding, Family("spaces after a coding", " ", head="gzip",
+                                         tail="x")),
                (_reference_label, Family("'<http://' repeated", "<http://a", tail=">")),
                (_html_without_a_parse, Family("'<' repeated", "<"))]
 

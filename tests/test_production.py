@@ -92,3 +92,28 @@ def test_gunicorn_listens_on_the_loopback_unless_told():
     assert _gunicorn_config(PORT="9100") == [["127.0.0.1:9100"], "127.0.0.1"]
     assert _gunicorn_config(BIND="10.0.0.5:8000, [::1]:8000", TRUSTED_PROXIES="10.0.0.1") == [
         ["10.0.0.5:8000", "[::1]:8000"], "10.0.0.1"]
+
+
+def test_gunicorn_offers_a_unix_socket_only_nginx_s_group_may_write():
+    """On loopback any local process could send its own X-Forwarded-For; on a socket of
+    mode 0660 only the app's user and nginx's group connect. "unix" in TRUSTED_PROXIES is
+    the app's word (registry/proxies.py), not an address for gunicorn to validate."""
+    bind, allowed = _gunicorn_config(BIND="unix:/run/urn-registry/gunicorn.sock",
+                                     TRUSTED_PROXIES="unix")
+    assert bind == ["unix:/run/urn-registry/gunicorn.sock"] and allowed == "127.0.0.1"
+    assert _gunicorn_config(TRUSTED_PROXIES="unix, 10.0.0.1")[1] == "10.0.0.1"
+    result = subprocess.run(
+        [sys.executable, "-c", "import runpy; print(oct(runpy.run_path('gunicorn.conf.py')"
+                               "['umask']))"], cwd=settings.BASE_DIR, capture_output=True,
+        text=True)
+    assert result.stdout.strip() == "0o117"  # rw for the user and the group, none for others
+    clean = {k: v for k, v in os.environ.items() if k not in ("TRUSTED_PROXIES", "BIND")}
+    refused = subprocess.run(
+        [sys.executable, "-c", "import runpy; runpy.run_path('gunicorn.conf.py')"],
+        cwd=settings.BASE_DIR, capture_output=True, text=True,
+        env={**clean, "BIND": "unix:/run/urn-registry/gunicorn.sock",
+             "TRUSTED_PROXIES": "127.0.0.1"})
+    assert refused.returncode != 0 and "add unix to TRUSTED_PROXIES" in refused.stderr
+    snippet = (settings.BASE_DIR / "deploy" / "nginx-registry.conf").read_text()
+    assert "server unix:/run/urn-registry/gunicorn.sock;" in snippet
+    assert "proxy_pass http://urn_registry;" in snippet

@@ -14,6 +14,7 @@ PRODUCTION = {
     "DATABASE_URL": "sqlite:////tmp/registry-deploy-check.sqlite3",
     "CELERY_BROKER_URL": "redis://127.0.0.1:6379/0",
     "REDIS_URL": "redis://127.0.0.1:6379/0",
+    "CACHE_URL": "redis://127.0.0.1:6380/0",  # a Redis of its own, which may evict
     "SITE_URL": "https://registry.example.org",
     "TRUSTED_PROXIES": "127.0.0.1",
 }
@@ -54,6 +55,22 @@ def test_production_refuses_a_cache_of_its_own_per_process():
     result = manage("check", env=env)
     assert result.returncode != 0
     assert "Set the environment variable REDIS_URL." in result.stderr
+
+
+def test_production_refuses_to_start_without_a_cache_redis_of_its_own():
+    """The public cache must evict (maxmemory, allkeys-lru); the broker's and the rate
+    limits' Redis must not: without CACHE_URL, or with theirs (another database number
+    is the same server, the same policy), production does not start."""
+    without = {k: v for k, v in PRODUCTION.items() if k != "CACHE_URL"}
+    assert "Set the environment variable CACHE_URL." in manage("check", env=without).stderr
+    for shared in ("redis://127.0.0.1:6379/5", "redis://127.0.0.1/3"):
+        result = manage("check", env={**PRODUCTION, "CACHE_URL": shared})
+        assert result.returncode != 0 and "CACHE_URL must be a Redis server of its own" in (
+            result.stderr)
+    broker = {**PRODUCTION, "CELERY_BROKER_URL": "redis://10.0.0.7:6379/0",
+              "CACHE_URL": "redis://10.0.0.7:6379/1"}
+    assert "CACHE_URL must be a Redis server of its own" in manage("check", env=broker).stderr
+    assert manage("check", env=PRODUCTION).returncode == 0
 
 
 def test_a_malformed_boolean_is_an_error_not_a_guess():

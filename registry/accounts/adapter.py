@@ -1,7 +1,8 @@
 """allauth, the registry's way: mail names the registry and links to SITE_URL (never
 to the Host a request named: a forged Host must not put an attacker's address in a
-password-reset or verification link), and people land on their own queue after
-logging in."""
+password-reset or verification link), people land on their own queue after
+logging in, and failed log-ins are counted per account and address together
+(registry/accounts/throttle.py), the address being registry/proxies.client_key."""
 
 from __future__ import annotations
 
@@ -11,12 +12,16 @@ from urllib.parse import quote, urlsplit
 
 from allauth.account.adapter import DefaultAccountAdapter
 from allauth.core import context
+from allauth.core.internal import ratelimit  # allauth's adapter's own (usage rolls back)
 from django.conf import settings
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from django.shortcuts import resolve_url
 from django.urls import reverse
 
+from registry.accounts import throttle
 from registry.accounts.roles import home_url_name
+from registry.proxies import client_key
 
 
 @dataclass(frozen=True)
@@ -41,7 +46,62 @@ def site_link(path: str) -> str:
     return settings.SITE_URL.rstrip("/") + "/" + path.lstrip("/")
 
 
+def _login(credentials: dict[str, Any]) -> str:
+    return str(credentials.get("email", credentials.get("username", ""))).lower()
+
+
 class RegistryAccountAdapter(DefaultAccountAdapter):
+    error_messages = {
+        **DefaultAccountAdapter.error_messages,
+        "too_many_login_attempts": "Too many failed log-ins from this address. Wait a few "
+                                   "minutes and try again, or reset your password.",
+        "too_many_login_attempts_account": (
+            "Too many failed log-ins for this account from elsewhere in the last hour. Log "
+            "in from a device you have used before, or reset your password."),
+    }
+
+    def get_client_ip(self, request: HttpRequest) -> str:
+        """What allauth's rate limits count per: the client's address, an IPv6 one as
+        its /64 (registry/proxies.py)."""
+        key = client_key(request)
+        if not key:
+            raise PermissionDenied("Unable to determine client IP address")
+        return key
+
+    def _get_login_attempts_cache_key(self, request: HttpRequest, **credentials: Any) -> str:
+        """allauth's per-"key" count of failed log-ins (``5/5m/key``): per account AND
+        address, so failures from elsewhere never block the owner's address. (Also the
+        count a password reset clears: the resetter's own.)"""
+        return f"{_login(credentials)}|{client_key(request)}"
+
+    def pre_authenticate(self, request: HttpRequest, **credentials: Any) -> None:
+        super().pre_authenticate(request, **credentials)
+        self._ceiling_usage = None
+        login = _login(credentials)
+        if throttle.is_known_address(login, client_key(request)):
+            return
+        self._ceiling_usage = ratelimit.consume(request, app="allauth.account",
+                                                action=throttle.CEILING_ACTION, key=login)
+        if not self._ceiling_usage:
+            self._rollback_login_failed_rl_usage()
+            raise self.validation_error("too_many_login_attempts_account")
+
+    def authenticate(self, request: HttpRequest, **credentials: Any) -> Any:
+        user = super().authenticate(request, **credentials)
+        if user is not None:
+            ceiling = getattr(self, "_ceiling_usage", None)
+            if ceiling:
+                ceiling.rollback()
+            throttle.remember_address(_login(credentials), client_key(request))
+        return user
+
+    def _delete_login_attempts_cached_email(self, request: HttpRequest,
+                                            **credentials: Any) -> None:
+        """After a password reset (the mailbox proven): the resetter's count is cleared
+        and their address is one the account knows, past the per-account ceiling."""
+        super()._delete_login_attempts_cached_email(request, **credentials)
+        throttle.remember_address(_login(credentials), client_key(request))
+
     def get_login_redirect_url(self, request: HttpRequest) -> str:
         return resolve_url(home_url_name(request.user))
 

@@ -109,8 +109,8 @@ LIST_PARAMS = (
     Param("status", choice(Namespace.Status.values), empty_is_default=False),
     Param("page", positive_integer, default="1", empty_is_default=False),
 )
-CHECK_PARAMS = (Param("urn", str, many=True),)
-EQUIVALENT_PARAMS = (Param("a", str), Param("b", str))
+CHECK_PARAMS = (Param("urn", str, many=True, free_text=True),)
+EQUIVALENT_PARAMS = (Param("a", str, free_text=True), Param("b", str, free_text=True))
 
 
 @require_GET
@@ -188,8 +188,8 @@ def check(request):
     """GET ?urn=... (repeatable) or POST a JSON list / {"urns": [...]} / plain lines.
 
     A GET's answer depends only on its URNs and the registry: it is kept per registry
-    generation (resolvers ask for the same URNs again and again), and only the
-    computation is rate-limited."""
+    generation in the process that built it (free text: never in the shared cache), and
+    only the computation is rate-limited."""
     if request.method in ("GET", "HEAD"):
         urns = [u for u in canonical_query(request, CHECK_PARAMS).many("urn") if u.strip()]
         query = Query({"urn": tuple(urns)}, (("urn", tuple(urns)),))

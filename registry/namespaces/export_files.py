@@ -44,13 +44,12 @@ from django.http import (
 )
 from django.http.response import HttpResponseBase
 from django.utils.cache import patch_vary_headers
-from django.utils.http import http_date, parse_http_date_safe
+from django.utils.http import http_date
 
 from registry.http_semantics import (
     GZIP,
     IDENTITY,
     negotiate_encoding,
-    none_match,
     not_acceptable,
     representation_etag,
 )
@@ -66,6 +65,7 @@ from registry.namespaces.export_cache import (
     served_state,
     stream,
 )
+from registry.namespaces.public_cache import not_modified
 
 __all__ = ["EXPORTS", "Export", "export_bytes", "export_response", "exports_ready",
            "exports_readiness"]
@@ -80,16 +80,6 @@ def etag(key: str, name: str, gzipped: bool) -> str:
     """The ETag of one representation of one export of one generation."""
     tag = hashlib.sha256(f"{key}/{name}".encode()).hexdigest()[:24]
     return representation_etag(tag, GZIP if gzipped else IDENTITY)
-
-
-def not_modified(request: HttpRequest, tag: str, changed_at: datetime | None) -> bool:
-    """If-None-Match against this representation's ETag; without one, If-Modified-Since
-    (RFC 9110 13.1.3)."""
-    matched = none_match(request, tag)
-    if matched is not None:
-        return matched
-    since = parse_http_date_safe(request.META.get("HTTP_IF_MODIFIED_SINCE", ""))
-    return bool(since and changed_at and int(changed_at.timestamp()) <= since)
 
 
 def export_response(request: HttpRequest, name: str) -> HttpResponseBase:

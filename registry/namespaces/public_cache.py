@@ -13,9 +13,16 @@ old generation's entries are simply never asked for again.
 - ``public_document`` caches a whole export or API response, with its gzip form,
   and answers with ETag / Last-Modified and 304 Not Modified.
 
+Which form a client gets (gzip, identity, or a 406 when it refuses both), each form's
+ETag and If-None-Match are registry/http_semantics.py's, by RFC 9110.
+
 Entries live in Django's "public" cache (a Redis of its own in production, CACHE_URL,
 shared by every process) and, for the current generation, in a small per-process
-store in front of it.
+store in front of it. An answer keyed by free text (a search, a URN to check: a
+query that is not ``shared``, query_params.py) never reaches the shared cache: it is
+kept in a store of its own in the process (``free_text_store``, 8 MB), where a flood
+of new values evicts only its own kind, and costs the shared Redis nothing
+(docs/benchmarks.md: what that keeps and what it gives up).
 
 A key carries the release (registry/release.py: a deploy never serves an old page),
 the generation, and only canonical values: the host, the view with its path
@@ -54,6 +61,13 @@ from django.utils.connection import ConnectionProxy
 from django.utils.http import http_date, parse_http_date_safe
 
 from registry.accounts.signed_in import navigation
+from registry.http_semantics import (
+    GZIP,
+    negotiate_encoding,
+    none_match,
+    not_acceptable,
+    representation_etag,
+)
 from registry.namespaces.query_params import NO_QUERY, Query
 from registry.release import current_release
 
@@ -68,7 +82,8 @@ SLOT_TEMPLATES = {
 }
 CACHE_SECONDS = 24 * 60 * 60  # an entry is useless after the next change anyway
 LOCAL_MAX_BYTES = 64 * 1024 * 1024  # per process
-_ACCEPTS_GZIP = re.compile(r"\bgzip\b")
+FREE_TEXT_MAX_BYTES = 8 * 1024 * 1024  # per process, for answers keyed by free text
+FREE_TEXT_KIND = "-free"  # what a free-text key's kind ends with ("public:page-free:...")
 # Response headers kept with a cached document.
 _KEPT_HEADERS = ("Content-Type", "Content-Disposition")
 
@@ -149,9 +164,21 @@ class _LocalStore:
 
 
 local_store = _LocalStore(LOCAL_MAX_BYTES)
+free_text_store = _LocalStore(FREE_TEXT_MAX_BYTES)
+
+
+def _is_free_text(key: str) -> bool:
+    return key.split(":", 2)[1].endswith(FREE_TEXT_KIND)
+
+
+def _local(key: str) -> _LocalStore:
+    """The store of this process an entry (and what is made from it) is kept in."""
+    return free_text_store if _is_free_text(key) else local_store
 
 
 def _get(key: str) -> dict[str, Any] | None:
+    if _is_free_text(key):
+        return cast("dict[str, Any] | None", free_text_store.get(key))
     value = cast("dict[str, Any] | None", local_store.get(key))
     if value is None:
         value = cache.get(key)
@@ -161,6 +188,9 @@ def _get(key: str) -> dict[str, Any] | None:
 
 
 def _put(key: str, value: dict) -> None:
+    if _is_free_text(key):  # never in the shared cache
+        free_text_store.put(key, value, value["size"] + len(key))
+        return
     cache.set(key, value, CACHE_SECONDS)
     remember = getattr(cache, "remember", None)  # the Redis cache's; a local one is bounded
     if remember is not None:
@@ -176,7 +206,12 @@ def _built_once(key: str, make: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     for the new generation's pages at once, and during a storm of publishes that
     would be every process rebuilding every page. The first takes a lock in the
     cache and builds; the others wait (at most BUILD_WAIT_SECONDS) for its entry,
-    and build it themselves if the builder is gone without one (its page was a 404)."""
+    and build it themselves if the builder is gone without one (its page was a 404).
+    An answer keyed by free text is cheap and asked for once: built here, no lock."""
+    if _is_free_text(key):
+        made = make()
+        _put(key, made)
+        return made
     lock = key + ":building"
     owner = cache.add(lock, 1, timeout=int(BUILD_WAIT_SECONDS) + 8)
     if not owner:
@@ -209,6 +244,7 @@ def _observe(group: str) -> None:
         return
     _seen["group"] = group
     local_store.clear()
+    free_text_store.clear()
     forget = getattr(cache, "forget_groups_except", None)
     if forget is not None:
         forget(group)
@@ -217,7 +253,9 @@ def _observe(group: str) -> None:
 def cache_key(kind: str, request: HttpRequest, query: Query | None = NO_QUERY) -> str | None:
     """The entry of this release and generation for this host, view, path arguments
     and canonical query; None (no caching) for a query the view did not make
-    canonical (None) or a host not written canonically (upper case, a port "0443")."""
+    canonical (None) or a host not written canonically (upper case, a port "0443").
+    A query with free text in it (not ``shared``) gets a key of the process's own
+    store (its kind ends with FREE_TEXT_KIND), never one of the shared cache."""
     group = f"{current_release()}.{current_generation(request).key}"
     _observe(group)
     host = request.get_host()
@@ -228,6 +266,8 @@ def cache_key(kind: str, request: HttpRequest, query: Query | None = NO_QUERY) -
                        for name, value in match.kwargs.items())
     raw = repr((request.scheme, host, match.view_name, arguments, query.key))
     digest = hashlib.sha256(raw.encode()).hexdigest()[:32]
+    if not query.shared:
+        kind += FREE_TEXT_KIND
     return f"public:{kind}:{group}:{digest}"
 
 
@@ -243,7 +283,7 @@ def public_page(request: HttpRequest, template_name: str, build: Callable[[], di
     key = cache_key("page", request, query)
     anonymous = settings.SESSION_COOKIE_NAME not in request.COOKIES
     if anonymous and key is not None:
-        whole = cast("dict[str, Any] | None", local_store.get(key + ":anonymous"))
+        whole = cast("dict[str, Any] | None", _local(key).get(key + ":anonymous"))
         if whole is not None:
             return _anonymous_response(request, whole)
     def render() -> dict[str, Any]:
@@ -270,7 +310,7 @@ def public_page(request: HttpRequest, template_name: str, build: Callable[[], di
     content = body.encode()
     whole = {"content": content, "gzip": gzip.compress(content, compresslevel=6, mtime=0)}
     whole["size"] = len(whole["content"]) + len(whole["gzip"])
-    local_store.put(key + ":anonymous", whole, whole["size"])
+    _local(key).put(key + ":anonymous", whole, whole["size"])
     return _anonymous_response(request, whole)
 
 
@@ -295,7 +335,7 @@ def _deflate_segment(data: bytes, level: int) -> bytes:
 def _segments(key: str | None, entry: dict[str, Any]) -> dict[str, Any]:
     """The shared body cut at its slots, as bytes and as compressed segments: once per
     page and generation in this process (each time for a page that is not kept)."""
-    found = (cast("dict[str, Any] | None", local_store.get(key + ":segments"))
+    found = (cast("dict[str, Any] | None", _local(key).get(key + ":segments"))
              if key is not None else None)
     if found is None:
         pieces = _SLOT_MARK.split(entry["body"])
@@ -304,7 +344,7 @@ def _segments(key: str | None, entry: dict[str, Any]) -> dict[str, Any]:
                  "gzip": [_deflate_segment(text, 6) for text in texts]}
         found["size"] = 2 * sum(len(text) for text in texts)
         if key is not None:
-            local_store.put(key + ":segments", found, found["size"])
+            _local(key).put(key + ":segments", found, found["size"])
     return found
 
 
@@ -319,7 +359,10 @@ def _signed_in_response(request: HttpRequest, key: str | None,
         else:  # not a slot of this page, or one already filled: left as it was
             slots.append(f"<!--slot:{name}-->".encode())
     texts: list[bytes] = segments["texts"]
-    if _ACCEPTS_GZIP.search(request.META.get("HTTP_ACCEPT_ENCODING", "")):
+    coding = negotiate_encoding(request)
+    if coding is None:
+        return _refused(["Cookie", "Accept-Encoding"])
+    if coding == GZIP:
         out, crc, size = [_GZIP_HEADER], 0, 0
         for index, text in enumerate(texts):
             out.append(segments["gzip"][index])
@@ -338,8 +381,17 @@ def _signed_in_response(request: HttpRequest, key: str | None,
     return response
 
 
+def _refused(vary: list[str]) -> HttpResponse:
+    response = not_acceptable()
+    patch_vary_headers(response, vary)
+    return response
+
+
 def _anonymous_response(request: HttpRequest, whole: dict[str, Any]) -> HttpResponse:
-    gzipped = bool(_ACCEPTS_GZIP.search(request.META.get("HTTP_ACCEPT_ENCODING", "")))
+    coding = negotiate_encoding(request)
+    if coding is None:
+        return _refused(["Cookie", "Accept-Encoding"])
+    gzipped = coding == GZIP
     response = HttpResponse(whole["gzip"] if gzipped else whole["content"])
     if gzipped:
         response["Content-Encoding"] = "gzip"
@@ -389,11 +441,15 @@ def public_document(request: HttpRequest, build: Callable[[], HttpResponse], *,
     if key is None:
         return build()
     generation = current_generation(request)
-    tag = hashlib.sha256(key.encode()).hexdigest()[:24]
-    gzipped = bool(_ACCEPTS_GZIP.search(request.META.get("HTTP_ACCEPT_ENCODING", "")))
-    etag = f'"{tag}-gz"' if gzipped else f'"{tag}"'
-    if _not_modified(request, tag, generation.changed_at):
+    coding = negotiate_encoding(request)
+    if coding is None:
+        return _refused(["Accept-Encoding"])
+    gzipped = coding == GZIP
+    etag = representation_etag(hashlib.sha256(key.encode()).hexdigest()[:24], coding)
+    if not_modified(request, etag, generation.changed_at):
         response: HttpResponse = HttpResponseNotModified()
+        patch_vary_headers(response, ["Accept-Encoding"])
+        response["Cache-Control"] = "public, no-cache"
         _validators(response, etag, generation.changed_at)
         return response
     entry = _get(key)
@@ -426,10 +482,11 @@ def _validators(response: HttpResponse, etag: str, changed_at: datetime | None) 
         response["Last-Modified"] = http_date(changed_at.timestamp())
 
 
-def _not_modified(request: HttpRequest, tag: str, changed_at: datetime | None) -> bool:
-    if_none_match = request.META.get("HTTP_IF_NONE_MATCH")
-    if if_none_match is not None:
-        # Either form (plain or gzip, weak or strong) names this generation's document.
-        return tag in if_none_match or if_none_match.strip() == "*"
+def not_modified(request: HttpRequest, etag: str, changed_at: datetime | None) -> bool:
+    """Does the client hold the selected representation (``etag``)? If-None-Match
+    decides when it is there (RFC 9110 section 13.1.2), else If-Modified-Since."""
+    matched = none_match(request, etag)
+    if matched is not None:
+        return matched
     since = parse_http_date_safe(request.META.get("HTTP_IF_MODIFIED_SINCE", ""))
     return bool(since and changed_at and int(changed_at.timestamp()) <= since)

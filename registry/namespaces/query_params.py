@@ -10,6 +10,14 @@ alone; parameters it does not declare are never read and never in a key.
 
 A default value is left out of the key, so ``?sort=nid`` and no ``sort`` at all
 share one entry.
+
+Free text (a search, a URN to check) has no finite set of canonical values: a client
+can send a new one with every request. Such a parameter is declared ``free_text=True``,
+and a query that carries a value of one is not ``shared``: its answer is never kept in
+the shared cache (public_cache.py keeps it in a small store of the process). A
+parameter whose canonical form is not one with a finite set of values (``choice``,
+``positive_integer``, or one marked ``finite``) and is not declared free text is refused
+when it is declared, so free text cannot reach a shared key by accident.
 """
 
 from __future__ import annotations
@@ -22,6 +30,17 @@ from django.http import HttpRequest
 
 MAX_PAGE_DIGITS = 9  # far past any real page; bounded before int() reads it
 SHOWN_VALUE_CHARS = 40  # of a refused value, in the error message
+
+
+# Canonical forms whose values are a finite set the registry knows (a page past the
+# last is refused by page_of): only these may key the shared cache.
+_FINITE: set[Callable[[str], str]] = set()
+
+
+def finite(canonical: Callable[[str], str]) -> Callable[[str], str]:
+    """Mark a canonical form whose values are a finite, known set."""
+    _FINITE.add(canonical)
+    return canonical
 
 
 class BadParameter(ValueError):
@@ -43,6 +62,12 @@ class Param:
     default: str = ""
     many: bool = False  # repeatable (?urn=a&urn=b): the values in order
     empty_is_default: bool = True  # "?status=" (what a form sends for "all")
+    free_text: bool = False  # any text: its answers stay out of the shared cache
+
+    def __post_init__(self) -> None:
+        if not self.free_text and self.canonical not in _FINITE:
+            raise TypeError(f"query parameter {self.name!r}: its canonical form is not one "
+                            f"with a finite set of values; declare it free_text=True")
 
     def read(self, values: list[str]) -> str | tuple[str, ...]:
         if self.many:
@@ -69,9 +94,10 @@ def choice(values: Iterable[str]) -> Callable[[str], str]:
             raise ValueError(f"must be one of {', '.join(known)}")
         return value
 
-    return canonical
+    return finite(canonical)
 
 
+@finite
 def positive_integer(value: str) -> str:
     """1, 2, 3 ... written without sign, space or leading zero once read."""
     if not (value.isascii() and value.isdigit()) or len(value) > MAX_PAGE_DIGITS:
@@ -89,10 +115,13 @@ def page_param(name: str = "page") -> Param:
 @dataclass(frozen=True)
 class Query:
     """A request's canonical query: each declared parameter's value (``query["sort"]``),
-    and what of it goes into a cache key (the values that are not the default)."""
+    what of it goes into a cache key (the values that are not the default), and whether
+    that key may be in the shared cache (no free text in it; a Query made by hand is not,
+    unless it says so)."""
 
     values: Mapping[str, str | tuple[str, ...]]
     key: tuple[tuple[str, str | tuple[str, ...]], ...]
+    shared: bool = False
 
     def __getitem__(self, name: str) -> str:
         value = self.values[name]
@@ -107,18 +136,20 @@ class Query:
         return value
 
 
-NO_QUERY = Query({}, ())
+NO_QUERY = Query({}, (), shared=True)
 
 
 def canonical_query(request: HttpRequest, params: Iterable[Param]) -> Query:
     """Each declared parameter's canonical value (raises BadParameter)."""
     values: dict[str, str | tuple[str, ...]] = {}
     key = []
+    shared = True
     for param in params:
         value = values[param.name] = param.read(request.GET.getlist(param.name))
         if value != param.default and value != ():
             key.append((param.name, value))
-    return Query(values, tuple(sorted(key)))
+            shared = shared and not param.free_text
+    return Query(values, tuple(sorted(key)), shared=shared)
 
 
 def page_of(paginator: Paginator, name: str, number: str) -> Page:

@@ -181,7 +181,7 @@ def _search_text(value: str) -> str:
     return form.cleaned_data["q"]
 
 
-SEARCH_PARAMS = (Param("q", _search_text), page_param())
+SEARCH_PARAMS = (Param("q", _search_text, free_text=True), page_param())
 
 
 @require_GET

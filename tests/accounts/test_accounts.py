@@ -94,7 +94,7 @@ def test_repeated_failed_log_ins_are_throttled(client, registrant, settings):
     response = client.post("/accounts/login/", {"login": registrant.email,
                                                 "password": PASSWORD})
     [refusal] = texts(page(response), "//main//form//*[contains(@class, 'alert-danger')]")
-    assert "Too many failed login attempts" in refusal
+    assert "Too many failed log-ins from this address" in refusal
     assert "_auth_user_id" not in client.session
 
 

@@ -210,3 +210,86 @@ def test_the_next_generation_drops_the_entries_of_the_last(client, archive, staf
         assert not set(client_keys) & set(remaining)
     finally:
         _drop_prefixed(public)
+
+
+def _declared_params():
+    """Every query parameter the views of the URL conf declare (module-level tuples of
+    Param in the modules of the views), with the module it is in."""
+    from django.urls import get_resolver
+
+    from registry.namespaces.query_params import Param
+
+    def callbacks(patterns):
+        for pattern in patterns:
+            if hasattr(pattern, "url_patterns"):
+                yield from callbacks(pattern.url_patterns)
+            else:
+                yield pattern.callback
+
+    modules = {callback.__module__ for callback in callbacks(get_resolver().url_patterns)}
+    found = set()
+    for name in sorted(modules):
+        module = __import__(name, fromlist=["_"])
+        for value in vars(module).values():
+            if isinstance(value, tuple) and value and all(isinstance(p, Param) for p in value):
+                found.update((name, param.name, param.free_text) for param in value)
+    return found
+
+
+# Each free-text parameter with the URL that reads it and how a value is sent there.
+FREE_TEXT = {
+    ("registry.namespaces.api", "urn"): lambda n: ("/api/check", {"urn": f"urn:example:{n}"}),
+    ("registry.namespaces.api", "a"): lambda n: (
+        "/api/equivalent", {"a": f"urn:example:{n}", "b": "urn:example:a"}),
+    ("registry.namespaces.api", "b"): lambda n: (
+        "/api/equivalent", {"a": "urn:example:a", "b": f"urn:example:{n}"}),
+    ("registry.namespaces.views", "q"): lambda n: ("/search/", {"q": f"archive {n}"}),
+}
+
+
+def test_every_free_text_parameter_is_declared_so_and_exercised_here():
+    declared = {(module, name) for module, name, free in _declared_params() if free}
+    assert declared == set(FREE_TEXT)
+
+
+@pytest.mark.parametrize("parameter", sorted(FREE_TEXT))
+def test_free_text_values_leave_no_lasting_entry_in_the_shared_cache(client, archive,
+                                                                     parameter):
+    """The issue's finding: each new search or URN was a 24-hour entry in the shared
+    Redis. 150 of them now leave nothing there; this process keeps its own, bounded."""
+    from registry.namespaces.public_cache import FREE_TEXT_MAX_BYTES, free_text_store
+
+    client.get("/")  # the registry page's entries, which must stay
+    shared = dict(caches["public"]._cache)  # type: ignore[attr-defined]
+    for n in range(JUNK):
+        path, params = FREE_TEXT[parameter](n)
+        assert client.get(path, params).status_code == 200
+    assert dict(caches["public"]._cache) == shared  # type: ignore[attr-defined]
+    assert free_text_store.entries and free_text_store.used <= FREE_TEXT_MAX_BYTES
+
+
+def test_a_repeated_free_text_answer_comes_from_the_process(client, archive,
+                                                            django_assert_num_queries):
+    client.get("/search/", {"q": "archive"})
+    with django_assert_num_queries(1):  # the registry generation, nothing else
+        assert client.get("/search/", {"q": "archive"}).status_code == 200
+
+
+def test_free_text_cannot_be_declared_by_accident():
+    from registry.namespaces.query_params import (
+        Param,
+        Query,
+        choice,
+        finite,
+        positive_integer,
+    )
+
+    with pytest.raises(TypeError, match="declare it free_text=True"):
+        Param("q", str)
+    with pytest.raises(TypeError, match="declare it free_text=True"):
+        Param("q", lambda value: value.strip().lower())
+    Param("q", str, free_text=True)
+    Param("sort", choice(["a", "b"]))
+    Param("page", positive_integer)
+    Param("flag", finite(lambda value: "on" if value else ""))
+    assert Query({"q": "x"}, (("q", "x"),)).shared is False  # made by hand: not shared

@@ -91,7 +91,7 @@ def test_seeding_is_refused_in_production(db, settings, monkeypatch):
 
 def test_check_deploy_fails_while_the_demo_accounts_exist(seeded):
     """The demo's password is published: a database that holds its accounts must not
-    serve the public. Deactivated, they no longer count."""
+    serve the public. Deactivated, they no longer count (tests/review/test_checks.py)."""
     with pytest.raises(SystemCheckError, match=r"review\.E001.*registrant@example\.org"):
         call_command("check", "--deploy", stdout=io.StringIO(), stderr=io.StringIO())
     assert [m.id for m in demo_accounts_check()] == ["review.E001"]
