@@ -9,8 +9,11 @@ local process could speak for any client), "10.0.0.5:8000" for a proxy on anothe
 machine (list it in TRUSTED_PROXIES). Scale out by running this on more machines behind
 a load balancer that probes /healthz; they share PostgreSQL and Redis."""
 
+import ctypes
 import multiprocessing
 import os
+import signal
+import sys
 
 wsgi_app = "registry.wsgi:application"
 bind = [address.strip() for address in
@@ -42,6 +45,16 @@ max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "1000000"))
 max_requests_jitter = max_requests // 10
 accesslog = "-"
 errorlog = "-"
+# gunicorn's control socket (gunicornc) defaults to one path per user, so every gunicorn
+# on a host would share it. Each instance has its own: GUNICORN_CONTROL_SOCKET, or under
+# systemd's RuntimeDirectory (deploy/registry-web.service); elsewhere there is none.
+_control_socket = os.environ.get("GUNICORN_CONTROL_SOCKET") or (
+    os.path.join(os.environ["RUNTIME_DIRECTORY"].split(":")[0], "gunicorn.ctl")
+    if os.environ.get("RUNTIME_DIRECTORY") else "")
+if _control_socket:
+    control_socket = _control_socket
+else:
+    control_socket_disable = True
 # The proxies whose X-Forwarded-* gunicorn believes: the addresses of the app's own
 # TRUSTED_PROXIES ("unix" is not one: gunicorn believes a peer on a Unix socket anyway).
 forwarded_allow_ips = (os.environ.get("FORWARDED_ALLOW_IPS") or ",".join(
@@ -54,3 +67,36 @@ def when_ready(server):
     from registry.warmup import warm
 
     server.log.info("warmed %d templates", len(warm()))
+
+
+# Workers die with their master. A sync worker under load goes from one request to the
+# next without looking at its parent, so after the master is killed (kill -9, an OOM)
+# orphaned workers would keep serving and keep the port, and a new master could not
+# bind it ("Connection in use"). The kernel sends each worker SIGTERM when its master
+# dies (Linux's PR_SET_PDEATHSIG): the worker finishes the request in hand and exits.
+# Under systemd the unit's control-group kill does the same (deploy/).
+_PR_SET_PDEATHSIG = 1
+
+
+def post_fork(server, worker):
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
+            server.log.warning("prctl(PR_SET_PDEATHSIG) failed: errno %d", ctypes.get_errno())
+    if os.getppid() != server.pid:  # the master died before the line above
+        os._exit(0)
+
+
+def post_worker_init(worker):
+    """Without a master nothing ends a request that hangs (gunicorn's timeout is the
+    master's): a worker told to stop after its master died exits within graceful_timeout
+    whatever it is doing (SIGALRM's default action)."""
+    stop = signal.getsignal(signal.SIGTERM)
+
+    def stop_without_master(signum, frame):
+        if os.getppid() != worker.ppid:
+            signal.alarm(int(graceful_timeout))
+        if callable(stop):
+            stop(signum, frame)
+
+    signal.signal(signal.SIGTERM, stop_without_master)

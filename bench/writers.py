@@ -374,9 +374,9 @@ def verify(database_url: str, pks: list[int]) -> list[str]:
             "count(e.id) FILTER (WHERE e.kind = 'create'), "
             "count(e.id) FILTER (WHERE e.kind = 'transition' AND e.transition = 'submit'), "
             "count(e.id), "
-            "(SELECT count(*) FROM review_outboundmessage m WHERE m.request_id = r.id) "
+            "(SELECT count(*) FROM review_outboundmessage m WHERE m.registration_id = r.id) "
             "FROM review_registrationrequest r LEFT JOIN review_requestevent e "
-            "ON e.request_id = r.id WHERE r.id = ANY(%s) GROUP BY r.id", [pks]).fetchall()
+            "ON e.registration_id = r.id WHERE r.id = ANY(%s) GROUP BY r.id", [pks]).fetchall()
         if len(rows) != len(set(pks)) or len(set(pks)) != len(pks):
             problems.append(f"{len(pks)} submissions counted, {len(set(pks))} distinct, "
                             f"{len(rows)} in the database")

@@ -1,11 +1,30 @@
-"""Django's Redis cache, with one client per connection pool instead of one per call.
+"""Django's Redis cache, with one client per connection pool, and never an error.
 
-Django's ``RedisCacheClient.get_client`` builds a new ``redis.Redis`` for every cache
-operation, and redis-py fills a dictionary of some 170 response callbacks each time:
-about 0.3 ms of CPU per ``get``/``add``/``incr``. The rate limits make two such calls
-on every search and API request, and every cached page one on a worker's first visit.
-A ``redis.Redis`` is safe to share between threads (its pool hands out connections)
-and forks (the pool notices a new pid), so one per pool is enough.
+**Degrade, never raise.** The site runs without its cache: slower, still correct. Every
+call that meets a Redis error (refused, timed out, a server loading or out of memory)
+is a miss (``get`` gives the default, ``add`` and ``has_key`` False, ``incr`` the
+ValueError of a missing key) or a write skipped, and never raises. After a failure the
+cache is *away* for ``RETRY_SECONDS``: calls are misses at once, without a connection
+attempt; then one call tries again. A failure is logged once per ``LOG_SECONDS`` per
+process (with how many calls were skipped since), and the return once.
+
+A write or delete that could not be made may leave an older value in Redis, for
+example a session ended (logout) during the outage, or an account's tombstone. With
+``FORGET_MISSED_WRITES`` in the cache's OPTIONS (the sessions' and accounts' cache, not
+the public one, whose keys name their content's generation) the process notes each
+such key and deletes them all before its first call once Redis answers again. A
+process that dies while owing deletes loses the list; so does one that owes more than
+``MAX_OWED`` keys, which then says so in the log (the entries expire: sessions with
+the session, accounts within a day).
+
+``available()`` asks Redis (a PING) unless it is known away: for the decisions that
+need the cache to be right, not fast (the rate limits that fail closed, protection.py).
+
+**One client per pool.** Django's ``RedisCacheClient.get_client`` builds a new
+``redis.Redis`` for every cache operation, and redis-py fills a dictionary of some 170
+response callbacks each time: about 0.3 ms of CPU per ``get``/``add``/``incr``. A
+``redis.Redis`` is safe to share between threads (its pool hands out connections) and
+forks (the pool notices a new pid), so one per pool is enough.
 
 ``incr`` is one round trip (a script: increment if the key exists) instead of
 Django's two (EXISTS, then INCRBY): the rate limits call it on every request past
@@ -19,9 +38,16 @@ the next one, instead of leaving them to expire a day later.
 
 from __future__ import annotations
 
-from typing import Any
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar, cast
 
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
+from redis.exceptions import RedisError
+
+logger = logging.getLogger(__name__)
 
 # Django's contract: incr of a missing key raises ValueError (and creates nothing).
 _INCR_IF_EXISTS = """
@@ -31,22 +57,110 @@ end
 return false
 """
 
+RETRY_SECONDS = 1.0  # after a failure, calls are misses this long before one tries again
+LOG_SECONDS = 60.0  # at most one warning per cache and process in this time
+MAX_OWED = 10_000  # keys whose missed write a process remembers to delete
+FAILURES = (RedisError, OSError)
+_T = TypeVar("_T")
+
+
+class Outage:
+    """Whether one Redis (per location and process) is away, and what is owed to it."""
+
+    def __init__(self, location: str, *, forget_missed_writes: bool):
+        self.location = location
+        self.forget_missed_writes = forget_missed_writes
+        self.lock = threading.Lock()
+        self.away_until = 0.0
+        self.since: float | None = None  # when this outage began
+        self.logged_at = float("-inf")
+        self.skipped = 0
+        self.owed: set[str] = set()
+        self.paid = 0
+        self.lost_track = False
+
+    def away(self) -> bool:
+        return time.monotonic() < self.away_until
+
+    def failed(self, error: BaseException) -> None:
+        now = time.monotonic()
+        with self.lock:
+            self.away_until = now + RETRY_SECONDS
+            if self.since is None:
+                self.since = now
+            self.skipped += 1
+            if now - self.logged_at < LOG_SECONDS:
+                return
+            self.logged_at, skipped, self.skipped = now, self.skipped, 0
+        logger.warning("The cache at %s is unreachable (%s: %s); serving without it "
+                       "(%d calls missed or skipped since the last report).",
+                       self.location, type(error).__name__, error, skipped)
+
+    def skip(self) -> None:
+        with self.lock:
+            self.skipped += 1
+
+    def owe(self, keys: Iterable[Any]) -> None:
+        if not self.forget_missed_writes:
+            return
+        with self.lock:
+            for key in keys:
+                if len(self.owed) >= MAX_OWED:
+                    self.lost_track = True
+                    break
+                self.owed.add(key if isinstance(key, str) else key.decode())
+
+    def pay(self, client: Any) -> None:
+        """Delete what is owed, before any other call reads Redis again; raises a Redis
+        error (and still owes it all) if Redis fails."""
+        with self.lock:
+            owed, self.owed = list(self.owed), set()
+        try:
+            for start in range(0, len(owed), 500):
+                client.delete(*owed[start:start + 500])
+        except BaseException:
+            with self.lock:
+                self.owed.update(owed)
+            raise
+        self.paid += len(owed)
+
+    def answered(self) -> None:
+        """A call succeeded: the outage, if there was one, is over."""
+        with self.lock:
+            since, self.since = self.since, None
+            paid, self.paid = self.paid, 0
+            lost, self.lost_track = self.lost_track, False
+        if since is not None:
+            logger.warning("The cache at %s answers again after %.1f s; %d entries written "
+                           "while it was away were forgotten.", self.location,
+                           time.monotonic() - since, paid)
+        if lost:
+            logger.error("The cache at %s missed more than %d writes in this process; "
+                         "entries older than the outage may be served until they expire "
+                         "(sessions: with their session; accounts: within a day).",
+                         self.location, MAX_OWED)
+
+
+_outages: dict[tuple[str, bool], Outage] = {}
+_outages_lock = threading.Lock()
+
+
+def outage_of(location: str, *, forget_missed_writes: bool) -> Outage:
+    """One Outage per Redis and process: Django makes a cache object per thread."""
+    with _outages_lock:
+        found = _outages.get((location, forget_missed_writes))
+        if found is None:
+            found = _outages[location, forget_missed_writes] = Outage(
+                location, forget_missed_writes=forget_missed_writes)
+        return found
+
 
 class SharedClientRedisCacheClient(RedisCacheClient):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, outage: Outage, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.outage = outage
         self._clients: dict[int, Any] = {}
         self._incr_scripts: dict[int, Any] = {}
-
-    def incr(self, key: Any, delta: int) -> int:
-        client = self.get_client(key, write=True)
-        script = self._incr_scripts.get(id(client))
-        if script is None:
-            script = self._incr_scripts[id(client)] = client.register_script(_INCR_IF_EXISTS)
-        value = script(keys=[key], args=[delta])
-        if value is None:
-            raise ValueError(f"Key '{key}' not found.")
-        return int(value)
 
     def get_client(self, key: Any = None, *, write: bool = False) -> Any:
         django_client: Any = self  # Django's private helpers, which django-stubs omits
@@ -56,38 +170,139 @@ class SharedClientRedisCacheClient(RedisCacheClient):
             client = self._clients[id(pool)] = django_client._client(connection_pool=pool)
         return client
 
+    def guarded(self, call: Callable[[], _T], missed: _T, written: Iterable[Any] = ()) -> _T:
+        """``call()``, or ``missed`` when Redis is away or fails; the keys ``written`` are
+        owed a delete when the call could not be made."""
+        if self.outage.away():
+            self.outage.skip()
+            self.outage.owe(written)
+            return missed
+        try:
+            if self.outage.owed:
+                self.outage.pay(self.get_client(write=True))
+            result = call()
+        except FAILURES as error:
+            self.outage.failed(error)
+            self.outage.owe(written)
+            return missed
+        if self.outage.since is not None:
+            self.outage.answered()
+        return result
+
+    def add(self, key: Any, value: Any, timeout: Any) -> bool:
+        return self.guarded(lambda: RedisCacheClient.add(self, key, value, timeout), False)
+
+    def get(self, key: Any, default: Any) -> Any:
+        return self.guarded(lambda: RedisCacheClient.get(self, key, default), default)
+
+    def set(self, key: Any, value: Any, timeout: Any) -> None:
+        self.guarded(lambda: RedisCacheClient.set(self, key, value, timeout), None, [key])
+
+    def touch(self, key: Any, timeout: Any) -> bool:
+        return self.guarded(lambda: RedisCacheClient.touch(self, key, timeout), False)
+
+    def delete(self, key: Any) -> bool:
+        return self.guarded(lambda: RedisCacheClient.delete(self, key),
+                            False, [key])
+
+    def get_many(self, keys: Any) -> dict:
+        return self.guarded(lambda: RedisCacheClient.get_many(self, keys),
+                            {})
+
+    def has_key(self, key: Any) -> bool:
+        return self.guarded(lambda: RedisCacheClient.has_key(self, key),
+                            False)
+
+    def set_many(self, data: Any, timeout: Any) -> None:
+        self.guarded(lambda: RedisCacheClient.set_many(self, data, timeout), None, list(data))
+
+    def delete_many(self, keys: Any) -> None:
+        keys = list(keys)
+        self.guarded(lambda: RedisCacheClient.delete_many(self, keys),
+                     None, keys)
+
+    def clear(self) -> bool:
+        return self.guarded(lambda: RedisCacheClient.clear(self), False)
+
+    def incr(self, key: Any, delta: int) -> int:
+        def call() -> int | None:
+            client = self.get_client(key, write=True)
+            script = self._incr_scripts.get(id(client))
+            if script is None:
+                script = self._incr_scripts[id(client)] = client.register_script(
+                    _INCR_IF_EXISTS)
+            value = script(keys=[key], args=[delta])
+            return None if value is None else int(value)
+
+        value = self.guarded(call, None)
+        if value is None:  # missing, or the cache away: a miss either way
+            raise ValueError(f"Key '{key}' not found.")
+        return value
+
 
 class RegistryRedisCache(RedisCache):
     def __init__(self, server: str, params: dict[str, Any]) -> None:
-        super().__init__(server, params)
+        options = dict(params.get("OPTIONS") or {})
+        forget = bool(options.pop("FORGET_MISSED_WRITES", False))
+        super().__init__(server, {**params, "OPTIONS": options})
         self._class = SharedClientRedisCacheClient
+        location = (server if isinstance(server, str) else ",".join(server)) + (
+            f" (prefix {self.key_prefix!r})")
+        self._options = {**options, "outage": outage_of(location,
+                                                        forget_missed_writes=forget)}
+
+    @property
+    def client(self) -> SharedClientRedisCacheClient:
+        return cast("SharedClientRedisCacheClient", self._cache)
+
+    @property
+    def outage(self) -> Outage:
+        return self.client.outage
+
+    def available(self) -> bool:
+        """Does Redis answer now? A PING unless it is known away (for a decision that must
+        not be taken on a guess, such as a rate limit that fails closed)."""
+        return self.client.guarded(lambda: bool(self._cache.get_client().ping()), False)
 
     def _groups_key(self, group: str | None = None) -> str:
         return self.make_and_validate_key("groups" if group is None else f"group:{group}")
 
     def remember(self, group: str, key: str, timeout: int) -> None:
         """File ``key`` (a key of this cache) under ``group``, for forget_groups_except."""
-        client = self._cache.get_client(write=True)
-        members = self._groups_key(group)
-        pipe = client.pipeline(transaction=False)
-        pipe.sadd(self._groups_key(), group)
-        pipe.sadd(members, self.make_and_validate_key(key))
-        pipe.expire(members, timeout)
-        pipe.execute()
+        def call() -> None:
+            client = self._cache.get_client(write=True)
+            members = self._groups_key(group)
+            pipe = client.pipeline(transaction=False)
+            pipe.sadd(self._groups_key(), group)
+            pipe.sadd(members, self.make_and_validate_key(key))
+            pipe.expire(members, timeout)
+            pipe.execute()
+
+        self.client.guarded(call, None)
 
     def forget_groups_except(self, keep: str) -> int:
-        """Delete the entries of every group but ``keep``; the number of groups dropped."""
-        client = self._cache.get_client(write=True)
-        groups = [g.decode() if isinstance(g, bytes) else g
-                  for g in client.smembers(self._groups_key())]
-        dropped = [group for group in groups if group != keep]
-        for group in dropped:
-            members = self._groups_key(group)
-            keys = list(client.smembers(members))
-            pipe = client.pipeline(transaction=False)
-            for start in range(0, len(keys), 500):
-                pipe.delete(*keys[start:start + 500])
-            pipe.delete(members)
-            pipe.srem(self._groups_key(), group)
-            pipe.execute()
-        return len(dropped)
+        """Delete the entries of every group but ``keep``; the number of groups dropped
+        (0 when the cache is away: the entries expire by themselves)."""
+        def call() -> int:
+            client = self._cache.get_client(write=True)
+            groups = [g.decode() if isinstance(g, bytes) else g
+                      for g in client.smembers(self._groups_key())]
+            dropped = [group for group in groups if group != keep]
+            for group in dropped:
+                members = self._groups_key(group)
+                keys = list(client.smembers(members))
+                pipe = client.pipeline(transaction=False)
+                for start in range(0, len(keys), 500):
+                    pipe.delete(*keys[start:start + 500])
+                pipe.delete(members)
+                pipe.srem(self._groups_key(), group)
+                pipe.execute()
+            return len(dropped)
+
+        return self.client.guarded(call, 0)
+
+
+def cache_available(cache: Any) -> bool:
+    """Whether ``cache`` answers now: a Redis one is asked; any other is in memory."""
+    available = getattr(cache, "available", None)
+    return True if available is None else bool(available())

@@ -7,14 +7,16 @@
   view that answers most requests from the public cache (search, GET /api/check:
   only a cache miss does work, so only a miss counts). The rates come from
   settings.RATE_LIMITS, so an operator can tune them. A visitor over a limit gets a
-  429 page (JSON under /api/) with Retry-After.
+  429 page (JSON under /api/) with Retry-After. With the cache away, ``FAIL_OPEN``
+  says which groups let requests through; the others answer 503.
 - ``ProtectionHeadersMiddleware``: Permissions-Policy on every response, and
-  ``Cache-Control: private, no-store`` on everything answered to a signed-in person
-  (their drafts, internal comments and queues must not stay in a shared cache or
-  the browser's back-forward history after log-out). Content-Security-Policy is
-  django-csp's (settings.CONTENT_SECURITY_POLICY), built once (``SitePolicyCSPMiddleware``).
-  Both are outermost in settings.MIDDLEWARE, so every answer carries them, a redirect or
-  bad Host too.
+  ``Cache-Control: private, no-store`` on everything answered to a visitor with a
+  session who is, or may be, signed in (their drafts, internal comments and queues must
+  not stay in a shared cache or the browser's back-forward history after log-out).
+  Content-Security-Policy is django-csp's (settings.CONTENT_SECURITY_POLICY), built once
+  (``SitePolicyCSPMiddleware``). Both are outermost in settings.MIDDLEWARE, so every
+  answer carries them, a redirect, a bad Host, a 503 or a 500 too; neither reads
+  anything that could fail.
 - ``csrf_failure``: the CSRF failure page, the site's own template.
 """
 
@@ -28,6 +30,7 @@ from csp.constants import HEADER, HEADER_REPORT_ONLY
 from csp.middleware import CheckableLazyObject, CSPMiddleware
 from csp.utils import build_policy
 from django.conf import settings
+from django.core.cache import caches
 from django.core.signals import setting_changed
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
@@ -36,11 +39,23 @@ from django.utils.cache import add_never_cache_headers, patch_cache_control
 from django_ratelimit.core import _split_rate, is_ratelimited
 from django_ratelimit.exceptions import Ratelimited
 
+from registry.cache import cache_available
+from registry.unavailable import COUNTS_RETRY_AFTER, ServiceUnavailable
+
 PERMISSIONS_POLICY = ", ".join(f"{feature}=()" for feature in (
     "accelerometer", "autoplay", "camera", "display-capture", "fullscreen", "geolocation",
     "gyroscope", "magnetometer", "microphone", "midi", "payment", "picture-in-picture",
     "publickey-credentials-get", "screen-wake-lock", "serial", "usb", "xr-spatial-tracking",
 ))
+
+
+# With the cache away no count can be kept. These groups then let every request through
+# (fail open): each request's work is bounded (a search, a URN or NID check) and
+# refusing them would take the public registry down with its cache. Every other group
+# fails closed, a 503 with Retry-After: comments send mail to people, which cannot be
+# taken back. Log-in and the other account forms fail closed too (registry/unavailable.py):
+# unthrottled, they would let passwords be guessed.
+FAIL_OPEN = frozenset({"search", "api_check", "nid_check"})
 
 
 def rate_for(group: str, request: HttpRequest) -> str:
@@ -72,7 +87,11 @@ def limit(request: HttpRequest, group: str, key: str = "ip") -> None:
     request.rate_limit_group = group  # type: ignore[attr-defined]
     if is_ratelimited(request, group=group, key=key, rate="registry.protection.rate_for",
                       increment=True):
-        raise Ratelimited()
+        if cache_available(caches["default"]):
+            raise Ratelimited()
+        # No count could be kept (the cache is away): decided by the group.
+        if group not in FAIL_OPEN:
+            raise ServiceUnavailable("rate limits", retry_after=COUNTS_RETRY_AFTER)
 
 
 def too_many_requests(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
@@ -110,14 +129,19 @@ class ProtectionHeadersMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
         response.setdefault("Permissions-Policy", PERMISSIONS_POLICY)
-        # Only a visitor with a session can be signed in; asking the others would add
-        # "Vary: Cookie" to the exports, which are the same for everyone.
-        user = getattr(request, "user", None)
-        if (settings.SESSION_COOKIE_NAME in request.COOKIES and user is not None
-                and user.is_authenticated):
+        if settings.SESSION_COOKIE_NAME in request.COOKIES and _may_be_signed_in(request):
             add_never_cache_headers(response)
             patch_cache_control(response, private=True)
         return response
+
+
+def _may_be_signed_in(request: HttpRequest) -> bool:
+    """Only a visitor with a session can be signed in. The user is not asked for here:
+    after the answer is built, reading the session could fail (the cache or the database
+    away) and replace the answer by a bare 500 without these headers. A user the view
+    never read is taken as signed in: the answer is kept private, which costs nothing."""
+    user = getattr(request, "_cached_user", None)  # set once request.user was read
+    return user is None or bool(user.is_authenticated)
 
 
 # What a view or a template may set to change the policy of one response (django-csp's

@@ -71,6 +71,8 @@ MIDDLEWARE = [
     "registry.proxies.TrustedProxyMiddleware",
     # HEAD, the API's 405 (before CSRF), 413 and JSON errors: registry/http_semantics.py.
     "registry.http_semantics.HttpSemanticsMiddleware",
+    # 503 with Retry-After when the database, or the cache a count needs, is away.
+    "registry.unavailable.UnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -124,6 +126,9 @@ if IS_POSTGRES:
     # Django's, with the health check made only after a second of idleness instead of
     # before every request (registry/postgresql/base.py).
     DATABASES["default"]["ENGINE"] = "registry.postgresql"
+    # An unreachable server is a 503 within seconds, not a request hung until gunicorn's
+    # timeout (registry/unavailable.py); ?connect_timeout= in DATABASE_URL overrides it.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 3)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "accounts.User"
@@ -187,14 +192,21 @@ CACHE_URL = env_str("CACHE_URL", REDIS_URL, required_in_production=True)
 _CACHE_KEY_PREFIX = env_str("CACHE_KEY_PREFIX", "urnreg")
 
 
-def _cache(url: str, name: str) -> dict:
+def _cache(url: str, name: str, *, forget_missed_writes: bool) -> dict:
     if url:
+        # Never an error (registry/cache.py): a Redis away is a miss within these
+        # timeouts, not a hung or failed request.
         return {"BACKEND": "registry.cache.RegistryRedisCache", "LOCATION": url,
-                "KEY_PREFIX": _CACHE_KEY_PREFIX}
+                "KEY_PREFIX": _CACHE_KEY_PREFIX,
+                "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 1.0,
+                            "FORGET_MISSED_WRITES": forget_missed_writes}}
     return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": name}
 
 
-CACHES = {"default": _cache(REDIS_URL, "default"), "public": _cache(CACHE_URL, "public")}
+# The sessions and accounts (default) delete after an outage what they could not write
+# during it; the public cache's keys name their content's generation, so need not.
+CACHES = {"default": _cache(REDIS_URL, "default", forget_missed_writes=True),
+          "public": _cache(CACHE_URL, "public", forget_missed_writes=False)}
 
 # Celery: a real broker when one is configured, otherwise tasks run in-process.
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
@@ -383,7 +395,7 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 if not DEBUG:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
-    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers probe over plain HTTP
+    SECURE_REDIRECT_EXEMPT = [r"^healthz(?:/live|/ready)?$"]  # probed over plain HTTP
     if BEHIND_PROXY:  # believed only from a trusted proxy: registry.proxies drops it else
         SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000)

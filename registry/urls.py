@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from registry.health import healthz
+from registry import health
 from registry.review import views as review_views
 from registry.site_files import favicon
 
@@ -14,8 +14,11 @@ urlpatterns = [
     path("accounts/", include("allauth.urls")),
     path("iana/people/", include("registry.accounts.urls")),
     path("admin/", admin.site.urls),
-    path("healthz", healthz, name="healthz"),
+    path("healthz", health.healthz, name="healthz"),
+    path("healthz/live", health.live, name="healthz-live"),
+    path("healthz/ready", health.ready, name="healthz-ready"),
     path("favicon.ico", favicon, name="favicon"),
 ]
 
 handler404 = "registry.namespaces.views.handler404"
+handler500 = "registry.unavailable.server_error"

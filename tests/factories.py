@@ -56,23 +56,27 @@ def complete_values(user=None, **extra) -> dict[str, str]:
     return values
 
 
-def make_request(user, *, nid="racefoo", kind="formal", fast_track=False, submit=True,
-                 **extra):
+def make_registration(user, *, nid="racefoo", kind="formal", fast_track=False, submit=True,
+                      **extra):
     from registry.review import actions
 
-    request = actions.request_create(actor=user, kind=kind, proposed_nid=nid,
-                                     fast_track=fast_track, values=complete_values(user, **extra))
+    registration = actions.registration_create(actor=user, kind=kind, proposed_nid=nid,
+                                               fast_track=fast_track,
+                                               values=complete_values(user, **extra))
     if submit:
-        request = actions.request_transition(request=request, transition="submit", actor=user)
-    return request
+        registration = actions.registration_transition(registration=registration,
+                                                       transition="submit", actor=user)
+    return registration
 
 
-def approve(request, expert, staff=None, *, register=False):
+def approve(registration, expert, staff=None, *, register=False):
     from registry.review import actions
 
-    request = actions.request_transition(request=request, transition="approve", actor=expert,
-                                         comment="Looks right.", early_reason="Test.")
+    registration = actions.registration_transition(registration=registration, transition="approve",
+                                                   actor=expert,
+                                                   comment="Looks right.", early_reason="Test.")
     if register:
-        request = actions.request_transition(request=request, transition="register",
-                                             actor=staff)
-    return request
+        registration = actions.registration_transition(registration=registration,
+                                                       transition="register",
+                                                       actor=staff)
+    return registration

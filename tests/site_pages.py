@@ -19,7 +19,7 @@ from registry.namespaces.models import Namespace
 from registry.review import actions, workflow
 from registry.review.models import State
 from tests.factories import complete_values, make_user
-from tests.review.helpers import request_in
+from tests.review.helpers import registration_in
 
 PERSONAS = ("anonymous", "registrant", "other_registrant", "expert", "staff", "standards_body")
 EARLY = "Tested before the period ends."
@@ -62,7 +62,7 @@ def people() -> dict[str, object]:
 
 def _registered_with_two_versions(who: dict) -> tuple[Namespace, object]:
     rita, erin, sam = who["registrant"], who["expert"], who["staff"]
-    first = request_in("registered", path="community", people=who, nid="exarchive")
+    first = registration_in("registered", path="community", people=who, nid="exarchive")
     namespace = Namespace.objects.by_nid("exarchive").get()
     # A machine-readable profile, so its section (a scrollable grammar) is walked too.
     namespace_set_profile(namespace=namespace, reason="The site walk's profile.", actor=sam,
@@ -74,17 +74,17 @@ def _registered_with_two_versions(who: dict) -> tuple[Namespace, object]:
                                                   "name": "The archive",
                                                   "cite": "the test template"}]})
     namespace.refresh_from_db()
-    revision = actions.request_create(actor=rita, revises=namespace)
-    actions.request_update(
-        request=revision, actor=rita, edit_version=revision.edit_version, kind="formal",
+    revision = actions.registration_create(actor=rita, revises=namespace)
+    actions.registration_update(
+        registration=revision, actor=rita, edit_version=revision.edit_version, kind="formal",
         proposed_nid="", fast_track=False,
         values=complete_values(rita, resolution="Resolvers at https://archive.example/urn/ "
                                "and https://mirror.example/urn/.",
                                revision_information="Version 2 adds a mirror."),
     )
     for name, actor in (("submit", rita), ("approve", erin), ("register", sam)):
-        actions.request_transition(request=revision, transition=name, actor=actor,
-                                   comment="Fine.", early_reason=EARLY)
+        actions.registration_transition(registration=revision, transition=name, actor=actor,
+                                        comment="Fine.", early_reason=EARLY)
     return namespace, first
 
 
@@ -96,29 +96,30 @@ def build_site() -> Site:
     rita, otto, erin = who["registrant"], who["other_registrant"], who["expert"]
     sofia = who["standards_body"]
     archive, registered = _registered_with_two_versions(who)
-    open_revision = actions.request_create(actor=rita, revises=archive)
+    open_revision = actions.registration_create(actor=rita, revises=archive)
     namespace_set_status(namespace=Namespace.objects.by_nid("isbn").get(), status="deprecated",
                          comment="A test deprecation: use exarchive instead.", actor=who["staff"])
 
     # A request in every state of the workflow's table (registered: the one with versions).
-    r = {state: request_in(state, path="community", people=who, nid=f"ex{state.replace('_', '')}")
+    r = {state: registration_in(state, path="community", people=who,
+                                nid=f"ex{state.replace('_', '')}")
          for state in workflow.STATES if state != State.REGISTERED}
     r["registered"] = registered
     r["revision"] = open_revision
-    r["rival"] = actions.request_create(actor=otto, kind="formal", proposed_nid="ExInReview",
-                                        values=complete_values(otto))
-    actions.request_transition(request=r["rival"], transition="submit", actor=otto)
-    r["informal"] = actions.request_create(actor=otto, kind="informal",
-                                           values=complete_values(otto))
-    actions.request_transition(request=r["informal"], transition="submit", actor=otto)
-    actions.request_transition(request=r["informal"], transition="approve", actor=erin,
-                               comment="Fine as informal.", early_reason=EARLY)
-    r["fast_track"] = request_in("in_review", path="fast_track", people={**who,
-                                 "registrant": sofia}, nid="exsdo")
+    r["rival"] = actions.registration_create(actor=otto, kind="formal", proposed_nid="ExInReview",
+                                             values=complete_values(otto))
+    actions.registration_transition(registration=r["rival"], transition="submit", actor=otto)
+    r["informal"] = actions.registration_create(actor=otto, kind="informal",
+                                                values=complete_values(otto))
+    actions.registration_transition(registration=r["informal"], transition="submit", actor=otto)
+    actions.registration_transition(registration=r["informal"], transition="approve", actor=erin,
+                                    comment="Fine as informal.", early_reason=EARLY)
+    r["fast_track"] = registration_in("in_review", path="fast_track",
+                                      people={**who, "registrant": sofia}, nid="exsdo")
     for audience, author in (("public", otto), ("registrant", erin), ("experts", erin)):
-        actions.request_comment(request=r["in_review"], actor=author, audience=audience,
-                                body=f"A {audience} comment.")
-    actions.request_assign(request=r["in_review"], expert=erin, actor=erin)
+        actions.registration_comment(registration=r["in_review"], actor=author, audience=audience,
+                                     body=f"A {audience} comment.")
+    actions.registration_assign(registration=r["in_review"], expert=erin, actor=erin)
 
     newcomer = make_user("newcomer@example.org")
     address = newcomer.emailaddress_set.get()

@@ -12,7 +12,7 @@ from registry.accounts.models import AccountEvent, User
 from registry.namespaces import xrefs
 from registry.namespaces.actions import namespace_register
 from registry.namespaces.models import Namespace, NamespaceEvent
-from tests.factories import complete_values, make_request, make_user
+from tests.factories import complete_values, make_registration, make_user
 from tests.html import field_value
 
 # For every model whose admin change form can save: one edit, and the event it must leave.
@@ -35,8 +35,8 @@ def staff_client(client, staff):
 def objects(staff, registrant):
     namespace = namespace_register(kind="formal", nid="walkns", values=complete_values(),
                                    date=dt.date(2026, 11, 1), actor=staff)
-    request = make_request(registrant, nid="walkreq")
-    return {Namespace: namespace, User: registrant, "request": request}
+    registration = make_registration(registrant, nid="walkreq")
+    return {Namespace: namespace, User: registrant, "registration": registration}
 
 
 def form_data(page, form_id):
@@ -122,11 +122,11 @@ def test_saved_changes_are_the_ones_asked_for(staff_client, objects):
 
 
 def test_requests_and_history_are_read_only_in_the_admin(staff_client, objects):
-    request = objects["request"]
-    page = staff_client.get(f"/admin/review/registrationrequest/{request.pk}/change/")
+    registration = objects["registration"]
+    page = staff_client.get(f"/admin/review/registrationrequest/{registration.pk}/change/")
     assert page.status_code == 200
     assert not lxml.html.fromstring(page.content).xpath("//input[@type='submit']")
-    response = staff_client.post(f"/admin/review/registrationrequest/{request.pk}/change/",
+    response = staff_client.post(f"/admin/review/registrationrequest/{registration.pk}/change/",
                                  {"proposed_nid": "hijack"})
     assert response.status_code == 403
 

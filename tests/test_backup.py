@@ -15,8 +15,8 @@ from django.db import connection
 
 from registry.backup import MODELS
 from registry.review import actions
-from tests.factories import make_request
-from tests.review.helpers import request_in
+from tests.factories import make_registration
+from tests.review.helpers import registration_in
 
 
 def _server_url(name: str) -> str:
@@ -58,20 +58,20 @@ def history(registry, registrant, other_registrant, expert, staff, standards_bod
     people = {"registrant": registrant, "expert": expert, "staff": staff}
     for n, state in enumerate(["draft", "in_review", "changes_requested", "registered",
                                "rejected", "withdrawn"]):
-        request_in(state, path="community", people=people, nid=f"backup{n}")
-    talk = make_request(other_registrant, nid="backuptalk")
-    actions.request_comment(request=talk, actor=expert, audience="experts",
-                            body="Internal: fine.\nSecond line, ünïcødé.")
-    actions.request_comment(request=talk, actor=other_registrant, audience="public",
-                            body="Thanks.")
+        registration_in(state, path="community", people=people, nid=f"backup{n}")
+    talk = make_registration(other_registrant, nid="backuptalk")
+    actions.registration_comment(registration=talk, actor=expert, audience="experts",
+                                 body="Internal: fine.\nSecond line, ünïcødé.")
+    actions.registration_comment(registration=talk, actor=other_registrant, audience="public",
+                                 body="Thanks.")
     # A reply on the review list: a mail comment, and the message kept byte for byte.
     actions.inbound_mail_receive(raw=(
         b"From: Ann Lister <ann@example.net>\r\nTo: urn@ietf.org\r\n"
         b"Subject: Re: [URN #%d] Registration request\r\n"
         b"Message-ID: <backup.1@example.net>\r\nList-Id: <urn.ietf.org>\r\n\r\n"
         b"Looks fine.\r\n\r\n> quoted \xe9\r\n") % talk.pk)
-    request_in("registered", path="fast_track", nid="backupfast",
-               people={**people, "registrant": standards_body})
+    registration_in("registered", path="fast_track", nid="backupfast",
+                    people={**people, "registrant": standards_body})
 
 
 @pytest.mark.postgres

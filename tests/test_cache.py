@@ -1,23 +1,112 @@
-"""The Redis cache backend: Django's, sharing one client per connection pool."""
+"""The Redis cache backend: Django's, sharing one client per connection pool, and never
+an error: a Redis away is a miss, a write skipped (and, where asked, forgotten later)."""
 
+import logging
 import os
+import shutil
+import signal
+import time
 
 import pytest
 
-from registry.cache import RegistryRedisCache
+from registry import cache as registry_cache
+from registry.cache import RegistryRedisCache, cache_available
 from tests.conftest import RUN_ID
+from tests.faults.conftest import RedisServer, free_port
 
 REDIS = os.environ.get("TEST_REDIS_URL", "")
-
-pytestmark = pytest.mark.skipif(not REDIS, reason="needs Redis: set TEST_REDIS_URL (python3 "
-                                "dev.py test does when Redis answers on 127.0.0.1:6379)")
 
 
 @pytest.fixture
 def redis_cache():
+    if not REDIS:
+        pytest.skip("needs Redis: set TEST_REDIS_URL (python3 dev.py test does when Redis "
+                    "answers on 127.0.0.1:6379)")
     cache = RegistryRedisCache(REDIS, {"KEY_PREFIX": f"test-cache-{RUN_ID}"})
     yield cache
     cache.delete_many(["page", "count", "gone"])
+
+
+def cache_at(url: str, **options) -> RegistryRedisCache:
+    """A cache of its own (its own outage record: a prefix of this test's)."""
+    return RegistryRedisCache(url, {"KEY_PREFIX": f"test-outage-{RUN_ID}-{time.monotonic_ns()}",
+                                    "OPTIONS": {"socket_connect_timeout": 0.5,
+                                                "socket_timeout": 0.3, **options}})
+
+
+@pytest.fixture
+def nothing_listening():
+    return f"redis://127.0.0.1:{free_port()}/0"
+
+
+def test_a_redis_away_is_a_miss_and_never_an_error(nothing_listening):
+    cache = cache_at(nothing_listening)
+    started = time.monotonic()
+    assert cache.get("page") is None and cache.get("page", "default") == "default"
+    assert cache.get_many(["a", "b"]) == {}
+    assert cache.add("lock", 1, 10) is False
+    assert cache.has_key("page") is False and "page" not in cache
+    assert cache.get_or_set("page", "built", 10) == "built"
+    cache.set("page", "body", 10)
+    cache.set_many({"a": 1, "b": 2}, 10)
+    assert cache.touch("page") is False and cache.delete("page") is False
+    cache.delete_many(["a", "b"])
+    with pytest.raises(ValueError):  # a missing key, as Django's contract says
+        cache.incr("count")
+    assert cache.clear() is False
+    cache.remember("group", "page", 10)
+    assert cache.forget_groups_except("group") == 0
+    assert cache_available(cache) is False
+    assert time.monotonic() - started < 1  # refused once, then not tried again for a while
+
+
+def test_an_outage_is_logged_once_per_interval(nothing_listening, caplog, monkeypatch):
+    cache = cache_at(nothing_listening)
+    monkeypatch.setattr(registry_cache, "RETRY_SECONDS", 0)  # every call tries and fails
+    with caplog.at_level(logging.WARNING, logger="registry.cache"):
+        for _ in range(50):
+            cache.get("page")
+    assert len(caplog.records) == 1
+    assert "unreachable" in caplog.records[0].getMessage()
+
+
+@pytest.fixture
+def own_redis(tmp_path):
+    """A redis-server of this test's own, which it may stop."""
+    if shutil.which("redis-server") is None:
+        pytest.skip("needs redis-server")
+    server = RedisServer(tmp_path)
+    server.start()
+    yield server.process, server.url
+    server.kill()
+
+
+@pytest.mark.parametrize("forget", [True, False], ids=["sessions' cache", "public cache"])
+def test_a_delete_missed_while_redis_hung_is_made_when_it_answers(own_redis, forget,
+                                                                  monkeypatch):
+    """A session ended (logout) while the cache hung must not come back with it: the
+    sessions' cache deletes, before anything else, what it could not delete then."""
+    process, url = own_redis
+    monkeypatch.setattr(registry_cache, "RETRY_SECONDS", 0.2)
+    cache = cache_at(url, FORGET_MISSED_WRITES=forget)
+    cache.set("session", {"user": 7}, 60)
+    cache.set("other", "kept", 60)
+    process.send_signal(signal.SIGSTOP)  # hung: a call times out, the data stays
+    try:
+        assert cache.get("session") is None
+        assert cache.outage.away()
+        # Not even sent while Redis is away.
+        cache.delete("session")
+        cache.set("other", "changed", 60)
+    finally:
+        process.send_signal(signal.SIGCONT)
+    time.sleep(0.25)
+    if forget:
+        assert cache.get("session") is None and cache.get("other") is None
+        assert not cache.outage.owed
+    else:  # its keys name their content: an older value is still right
+        assert cache.get("session") == {"user": 7}
+    assert cache.get_many(["x"]) == {} and cache_available(cache)
 
 
 def test_one_client_serves_every_call(redis_cache):

@@ -1,4 +1,4 @@
-"""Production as a runnable thing: /healthz, static files from the app, gunicorn."""
+"""Production as a runnable thing: static files from the app, gunicorn."""
 
 import json
 import os
@@ -8,24 +8,6 @@ import sys
 from django.conf import settings
 
 from tests.test_settings import PRODUCTION
-
-
-def test_healthz_checks_the_database_and_the_broker(client, db):
-    response = client.get("/healthz")
-    assert response.status_code == 200
-    # The test settings run Celery eagerly: there is no broker to reach.
-    assert response.json() == {"status": "ok", "database": "ok", "broker": "eager"}
-    assert "no-cache" in response["Cache-Control"]
-
-
-def test_healthz_is_503_when_the_broker_is_down(client, db, settings, monkeypatch):
-    settings.CELERY_TASK_ALWAYS_EAGER = False
-    from registry.celery import app
-
-    monkeypatch.setattr(app.conf, "broker_url", "redis://127.0.0.1:1/0")
-    response = client.get("/healthz")
-    assert response.status_code == 503
-    assert response.json()["broker"] == "down"
 
 
 def test_bench_floor_is_not_a_url_of_the_app(client, db):

@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from registry.review import actions
 from registry.review.models import Comment
-from tests.factories import make_request
+from tests.factories import make_registration
 from tests.html import page, texts
 
 
@@ -26,9 +26,9 @@ def limits(settings):
 @pytest.mark.rate_limits
 def test_comments_are_rate_limited_per_person(client, registrant, other_registrant, limits,
                                               django_capture_on_commit_callbacks):
-    request = make_request(registrant, nid="chatty")
+    registration = make_registration(registrant, nid="chatty")
     client.force_login(other_registrant)
-    url = reverse("review:comment", args=[request.pk])
+    url = reverse("review:comment", args=[registration.pk])
     with django_capture_on_commit_callbacks(execute=True):
         for n in range(3):
             response = client.post(url, {"body": f"Comment {n}", "audience": "public"})
@@ -40,7 +40,7 @@ def test_comments_are_rate_limited_per_person(client, registrant, other_registra
     assert refused.status_code == 429 and refused["Retry-After"] == "60"
     doc = lxml.html.fromstring(refused.content)
     assert "Too many requests" in doc.xpath("//h1")[0].text_content()
-    assert Comment.objects.filter(request=request).count() == 3
+    assert Comment.objects.filter(registration=registration).count() == 3
     assert len(mail.outbox) == mails  # no mail for the refused comment
     # Another person is not held back by this one.
     client.force_login(registrant)
@@ -125,15 +125,15 @@ def _inline_code(html: bytes) -> list[str]:
 
 
 def test_no_page_needs_inline_code(client, registry, registrant, expert, staff):
-    request = make_request(registrant, nid="inlinecheck")
-    draft = make_request(registrant, nid="inlinedraft", submit=False)
+    registration = make_registration(registrant, nid="inlinecheck")
+    draft = make_registration(registrant, nid="inlinedraft", submit=False)
     pages = {
         None: ["/", "/search/?q=isbn", "/check/?urn=urn:isbn:1", "/namespaces/isbn/",
-               "/requests/review/", request.get_absolute_url(), "/accounts/login/",
+               "/requests/review/", registration.get_absolute_url(), "/accounts/login/",
                "/accounts/signup/", "/no/such/page/"],
         registrant: ["/requests/", "/requests/new/", reverse("review:edit", args=[draft.pk]),
-                     request.get_absolute_url()],
-        expert: ["/requests/dashboard/", request.get_absolute_url()],
+                     registration.get_absolute_url()],
+        expert: ["/requests/dashboard/", registration.get_absolute_url()],
         staff: ["/requests/iana/", "/iana/people/", f"/iana/people/{registrant.pk}/",
                 "/iana/namespaces/isbn/", "/namespaces/isbn/"],
     }
@@ -148,12 +148,12 @@ def test_no_page_needs_inline_code(client, registry, registrant, expert, staff):
 
 
 def test_private_pages_are_not_stored(client, registrant, expert):
-    request = make_request(registrant, nid="internal")
-    actions.request_comment(request=request, actor=expert, audience="experts",
-                            body="Internal: looks fine.")
-    draft = make_request(registrant, nid="privdraft", submit=False)
+    registration = make_registration(registrant, nid="internal")
+    actions.registration_comment(registration=registration, actor=expert, audience="experts",
+                                 body="Internal: looks fine.")
+    draft = make_registration(registrant, nid="privdraft", submit=False)
     client.force_login(expert)
-    expert_view = client.get(request.get_absolute_url())
+    expert_view = client.get(registration.get_absolute_url())
     comments = ("//main//article[starts-with(@id, 'comment-')]"
                 "//div[contains(@class, 'comment-body')]")
     assert "Internal: looks fine." in texts(page(expert_view), comments)

@@ -20,7 +20,6 @@ from registry.accounts.models import AccountEvent, User
 from registry.accounts.roles import GROUP_PERMISSIONS, ROLE_GROUPS, STAFF, forget_roles
 
 PROFILE_FIELDS = ("first_name", "last_name", "organisation", "is_active")
-AVAILABILITY_FIELDS = ("unavailable_until", "max_open_assignments")
 
 
 class AccountRefused(Exception):

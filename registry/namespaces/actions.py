@@ -144,7 +144,7 @@ def namespace_register(
     requested_on: dt.date | None = None,
     fast_track: bool = False,
     holder: User | None = None,
-    source_request: RegistrationRequest | None = None,
+    source_registration: RegistrationRequest | None = None,
 ) -> Namespace:
     """Register a new namespace with version 1 of its template.
 
@@ -183,7 +183,7 @@ def namespace_register(
     profile = profile_from_text(values.get(PROFILE_FIELD) or "", nid=nid)
     version = TemplateVersion.objects.create(
         namespace=namespace, number=1, date=requested_on or date, nid=nid, fast_track=fast_track,
-        published_by=actor, source_request=source_request,
+        published_by=actor, source_registration=source_registration,
         **{name: values.get(name, "") for name in STORED_FIELDS},
         profile=profile_text(profile),
     )
@@ -294,7 +294,7 @@ def _taken_message(nid: str) -> str:
 @transaction.atomic
 def version_publish(
     *, namespace: Namespace, values: dict[str, str], date: dt.date, actor: User | None,
-    fast_track: bool = False, source_request: RegistrationRequest | None = None,
+    fast_track: bool = False, source_registration: RegistrationRequest | None = None,
     number: int | None = None,
     nid: str | None = None,
 ) -> TemplateVersion:
@@ -318,7 +318,7 @@ def version_publish(
                if PROFILE_FIELD in values else namespace.profile)
     version = TemplateVersion.objects.create(
         namespace=namespace, number=number or last + 1, date=date, nid=nid or namespace.nid,
-        fast_track=fast_track, published_by=actor, source_request=source_request,
+        fast_track=fast_track, published_by=actor, source_registration=source_registration,
         **{name: values.get(name, "") for name in STORED_FIELDS},
         profile=profile_text(profile),
     )
@@ -452,11 +452,6 @@ def namespace_update_record(*, namespace: Namespace, changes: dict[str, object],
         setattr(namespace, name, value)
     namespace.save(update_fields=[*diff, "updated_at"])
     return namespace
-
-
-# The fields of a namespace that mirror a row of IANA's registry.
-RECORD_FIELDS = ("registered_on", "record_updated", "references", "template_url", "contact",
-                 "template_date", "registry_note", "organisation")
 
 
 def _record_fields(record: Record) -> dict[str, Any]:

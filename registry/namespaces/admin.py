@@ -104,7 +104,7 @@ class TemplateVersionAdmin(ReadOnlyAdmin):
     list_filter = ("fast_track",)
     search_fields = ("namespace__nid", "registrant_organisation")
     readonly_fields = ("namespace", "number", "date", "nid", "fast_track", "published_at",
-                       "published_by", "source_request", *TEMPLATE_FIELDS)
+                       "published_by", "source_registration", *TEMPLATE_FIELDS)
 
 
 # IANA's side of the registry: changed by import_registry and sync_iana, which record

@@ -113,7 +113,7 @@ def confusion_index() -> ConfusionIndex:
         return index
 
 
-def nid_warnings(nid: str, *, organisation: str = "", request_id: int | None = None,
+def nid_warnings(nid: str, *, organisation: str = "", registration_id: int | None = None,
                  index: ConfusionIndex | None = None) -> list[Problem]:
     """Every warning for a proposed formal NID; ``request_id`` is the request
     that proposes it, not to be compared with itself."""
@@ -121,7 +121,7 @@ def nid_warnings(nid: str, *, organisation: str = "", request_id: int | None = N
         return []
     index = index or confusion_index()
     return index.warnings(nid, organisation=organisation,
-                          exclude=[f"request:{request_id}"] if request_id else [])
+                          exclude=[f"request:{registration_id}"] if registration_id else [])
 
 
 def warning_json(problem: Problem) -> dict[str, str]:

@@ -184,7 +184,7 @@ def _namespace_detail(request, nid):
 
 @csrf_exempt  # a read-only computation with no side effects or session use
 @require_http_methods(["GET", "POST"])
-def check(request):
+def check_json(request):
     """GET ?urn=... (repeatable) or POST a JSON list / {"urns": [...]} / plain lines.
 
     A GET's answer depends only on its URNs and the registry: it is kept per registry

@@ -162,9 +162,9 @@ class TemplateVersion(AppendOnlyModel, TemplateFields):
     published_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    source_request = models.ForeignKey(
+    source_registration = models.ForeignKey(
         "review.RegistrationRequest", null=True, blank=True, on_delete=models.SET_NULL,
-        related_name="+",
+        related_name="+", verbose_name="source request",
     )
 
     class Meta:

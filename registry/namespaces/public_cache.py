@@ -70,6 +70,7 @@ from registry.http_semantics import (
 )
 from registry.namespaces.query_params import NO_QUERY, Query
 from registry.release import current_release
+from registry.unavailable import DATABASE_AWAY
 
 cache: Any = ConnectionProxy(caches, "public")
 
@@ -106,19 +107,50 @@ class Generation:
 
 
 def current_generation(request: HttpRequest | None = None) -> Generation:
-    """The registry generation: one indexed one-row query, once per request."""
+    """The registry generation: one indexed one-row query, once per request. While the
+    database is away, for a visitor who only reads, the one remembered (``_remembered``)."""
     memo = getattr(request, "_registry_generation", None)
     if memo is not None:
         return memo
-    with connection.cursor() as cursor:  # on every request: no ORM compilation
-        cursor.execute(_GENERATION_SQL)
-        row = cursor.fetchone()
-    generation = (Generation(f"{row[0]}-{row[1]}", _aware(row[2]), _aware(row[3]),
-                             f"{row[0]}-{row[4]}") if row
-                  else Generation("none-0", None, None))
+    try:
+        with connection.cursor() as cursor:  # on every request: no ORM compilation
+            cursor.execute(_GENERATION_SQL)
+            row = cursor.fetchone()
+    except DATABASE_AWAY:
+        remembered = _remembered(request)
+        if remembered is None:
+            raise
+        generation = remembered
+    else:
+        generation = (Generation(f"{row[0]}-{row[1]}", _aware(row[2]), _aware(row[3]),
+                                 f"{row[0]}-{row[4]}") if row
+                      else Generation("none-0", None, None))
+        _last_read.update(generation=generation, at=time.monotonic(), away_since=None)
     if request is not None:
         setattr(request, "_registry_generation", generation)  # noqa: B010
     return generation
+
+
+# While the database is away nothing can change the registry, so the generation this
+# process read last is still the current one, unless a change committed between that
+# read and the outage. Pages already cached for it are served to visitors without a
+# session who only read, if it was read at most this long before the database went away:
+# a change that committed in those seconds shows when the database is back, as it would
+# to a page read a moment before. Anything else (a page not cached, a signed-in visitor,
+# a form) is a 503 (registry/unavailable.py).
+REMEMBERED_GENERATION_SECONDS = 5.0
+_last_read: dict[str, Any] = {"generation": None, "at": float("-inf"), "away_since": None}
+
+
+def _remembered(request: HttpRequest | None) -> Generation | None:
+    now = time.monotonic()
+    if _last_read["away_since"] is None:
+        _last_read["away_since"] = now
+    if (request is None or request.method not in ("GET", "HEAD")
+            or settings.SESSION_COOKIE_NAME in request.COOKIES
+            or _last_read["away_since"] - _last_read["at"] > REMEMBERED_GENERATION_SECONDS):
+        return None
+    return cast("Generation | None", _last_read["generation"])
 
 
 def _aware(value: datetime | None) -> datetime | None:

@@ -5,8 +5,10 @@ reason; a refused form comes back with everything typed and the error at its fie
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import cast
 
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -41,6 +43,20 @@ def find_namespace(request: HttpRequest) -> HttpResponse:
     return redirect("namespaces:staff-namespace", namespace.nid)
 
 
+def _carried_out(form: forms.BaseForm, write: Callable[[], object]) -> bool:
+    """Whether a staff write went through; if not, its refusal is on ``form``, at the
+    field it is about (or above the form)."""
+    try:
+        write()
+    except RecordInvalid as exc:
+        form.add_error(exc.field if exc.field in form.fields else None, str(exc))
+    except RegistryError as exc:
+        form.add_error(None, str(exc))
+    else:
+        return True
+    return False
+
+
 @login_required
 def namespace_record(request: HttpRequest, nid: str) -> HttpResponse:
     require_staff_pages(request.user)
@@ -55,29 +71,17 @@ def namespace_record(request: HttpRequest, nid: str) -> HttpResponse:
         if namespace.status == ACTIVE else ReinstateForm(status_data, prefix="status"))
     if which == "record" and record.is_valid():
         changes = record.changes()
-        try:
-            namespace_update_record(namespace=namespace, changes=changes,
-                                    reason=record.cleaned_data["reason"], actor=actor)
-        except RecordInvalid as exc:
-            record.add_error(exc.field if exc.field in record.fields else None, str(exc))
-        except RegistryError as exc:
-            record.add_error(None, str(exc))
-        else:
+        if _carried_out(record, lambda: namespace_update_record(
+                namespace=namespace, changes=changes, reason=record.cleaned_data["reason"],
+                actor=actor)):
             messages.success(request, "Registry record saved." if changes
                              else "Nothing changed, so nothing was saved.")
             return redirect("namespaces:staff-namespace", namespace.nid)
     if which == "status" and status.is_valid():
         target = DEPRECATED if namespace.status == ACTIVE else ACTIVE
-        try:
-            namespace_set_status(namespace=namespace, status=target,
-                                 comment=status.cleaned_data["comment"],
-                                 replaced_by=status.cleaned_data.get("replaced_by", ""),
-                                 actor=actor)
-        except RecordInvalid as exc:
-            status.add_error(exc.field if exc.field in status.fields else None, str(exc))
-        except RegistryError as exc:
-            status.add_error(None, str(exc))
-        else:
+        if _carried_out(status, lambda: namespace_set_status(
+                namespace=namespace, status=target, comment=status.cleaned_data["comment"],
+                replaced_by=status.cleaned_data.get("replaced_by", ""), actor=actor)):
             messages.success(request, f"{namespace.nid} is now {target}.")
             return redirect("namespaces:staff-namespace", namespace.nid)
     events = (namespace.events.select_related("actor", "version")

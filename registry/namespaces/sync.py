@@ -80,6 +80,22 @@ def load(source: str) -> Snapshot:
 
 def compare(snapshot: Snapshot) -> list[Change]:
     """What would change here to match ``snapshot`` (nothing is written)."""
+    changes = _namespace_changes(snapshot)
+    meta = {m.key: m for m in RegistryMetadata.objects.all()}
+    for key, experts in snapshot.experts.items():
+        current = meta[key].experts if key in meta else ""
+        if experts != current:
+            changes.append(Change("experts", key, f"{current or '(none)'} -> {experts}"))
+    changes.extend(_people_changes(snapshot))
+    current_updated = meta["registry"].updated if "registry" in meta else None
+    if snapshot.updated and snapshot.updated != current_updated:
+        changes.append(Change("updated", "registry", snapshot.updated.isoformat()))
+    return changes
+
+
+def _namespace_changes(snapshot: Snapshot) -> list[Change]:
+    """The namespaces new, changed or of another kind in ``snapshot``, then those only
+    here (registered here since, or missing from it)."""
     changes: list[Change] = []
     existing = {ns.nid.lower(): ns for ns in Namespace.objects.all()}
     for record in snapshot.records:
@@ -100,12 +116,13 @@ def compare(snapshot: Snapshot) -> list[Change]:
                                       f"registered here, not yet in {snapshot.source}"))
             else:
                 changes.append(Change("missing", ns.nid, f"not in {snapshot.source}"))
-    meta = {m.key: m for m in RegistryMetadata.objects.all()}
-    for key, experts in snapshot.experts.items():
-        current = meta[key].experts if key in meta else ""
-        if experts != current:
-            changes.append(Change("experts", key, f"{current or '(none)'} -> {experts}"))
+    return changes
+
+
+def _people_changes(snapshot: Snapshot) -> list[Change]:
+    """IANA's people new or changed in ``snapshot``."""
     people = {p.person_id: p for p in Person.objects.all()}
+    changes: list[Change] = []
     for person in snapshot.people:
         known = people.get(person.person_id)
         if known is None:
@@ -113,9 +130,6 @@ def compare(snapshot: Snapshot) -> list[Change]:
         elif (known.name, known.org, known.uris, known.updated) != (
                 person.name, person.org, person.uris, person.updated):
             changes.append(Change("person", person.person_id, "changed"))
-    current_updated = meta["registry"].updated if "registry" in meta else None
-    if snapshot.updated and snapshot.updated != current_updated:
-        changes.append(Change("updated", "registry", snapshot.updated.isoformat()))
     return changes
 
 

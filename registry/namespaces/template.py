@@ -215,11 +215,6 @@ def template_values(obj) -> dict[str, str]:
     return {name: getattr(obj, name) for name in TEMPLATE_FIELDS}
 
 
-def published_values(values: dict[str, str]) -> dict[str, str]:
-    """Only what the registry publishes of ``values``."""
-    return {name: values[name] for name in TEXT_FIELDS if name in values}
-
-
 def private_contact(values: dict[str, str]) -> list[tuple[str, str]]:
     """IANA's private contact as (label, value) pairs, where it differs from the
     published one (an empty private field means "the published one")."""

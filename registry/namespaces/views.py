@@ -269,11 +269,11 @@ def _review_context(namespace: Namespace) -> dict:
 
     record: list[RegistrationRequest] = []
     pending: list[RegistrationRequest] = []
-    for registration_request in RegistrationRequest.objects.review_record_of(namespace):
-        if registration_request.published_version_id:
-            record.append(registration_request)  # .decisions: RequestEvent.objects.decisions()
+    for registration in RegistrationRequest.objects.review_record_of(namespace):
+        if registration.published_version_id:
+            record.append(registration)  # .decisions: RequestEvent.objects.decisions()
         else:
-            pending.append(registration_request)
+            pending.append(registration)
     return {"review_record": record, "pending": pending}
 
 
@@ -374,7 +374,7 @@ def handler404(request, exception=None):
 
 
 @limited("api_check")
-def check(request):
+def check_page(request):
     text = request.POST.get("urns", "") if request.method == "POST" else request.GET.get("urn", "")
     lines = split_lines(text)
     results = check_urns(lines) if lines else []

@@ -30,11 +30,6 @@ class Xref(TypedDict, total=False):
 FRAGMENT_ATTRIBUTES = ("section", "page", "appendix", "table", "figure", "anchor",
                        "lastupdated")
 
-
-# IANA's own types (iana-registry.rng); others are kept as they come.
-KNOWN_TYPES = ("rfc", "rfc-errata", "draft", "uri", "person", "text", "registry", "note",
-               "unicode")
-
 _RFC_LABEL = re.compile(r"(RFC|BCP|STD)\s?(\d+)", re.IGNORECASE)
 _ERRATA_LABEL = re.compile(r"RFC Errata (\d+)(?:\s*<[^>]*>)?", re.IGNORECASE)
 _DRAFT = re.compile(r"(draft|RFC)(-[a-zA-Z0-9]+)+")

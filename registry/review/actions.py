@@ -54,8 +54,8 @@ from registry.review.workflow import (
     Refused,
     StaleEdit,
     TransitionRefused,
-    check,
     check_resend,
+    check_transition,
     mail_placement,
 )
 from registry.text_policy import BIDI_CONTROLS, NONCHARACTERS
@@ -73,28 +73,28 @@ __all__ = [
     "message_deliver",
     "message_resend",
     "reply_addresses_revoke",
-    "request_assign",
-    "request_comment",
-    "request_create",
-    "request_remind",
-    "request_set_standardisation",
-    "request_transition",
-    "request_update",
+    "registration_assign",
+    "registration_comment",
+    "registration_create",
+    "registration_remind",
+    "registration_set_standardisation",
+    "registration_transition",
+    "registration_update",
 ]
 
 
 def _queue_event_mails(event: RequestEvent, audiences: tuple[str, ...]) -> None:
     """Write the event's messages to the outbox, in the action's transaction."""
     for audience in audiences:
-        queue_message(mails.event_message(event, audience), request=event.request,
+        queue_message(mails.event_message(event, audience), registration=event.registration,
                       audience=audience, event=event)
 
 
-def _queue_comment_mails(comment: Comment, request: RegistrationRequest) -> None:
+def _queue_comment_mails(comment: Comment, registration: RegistrationRequest) -> None:
     """Write a comment's messages to the outbox: to whom the workflow says
     (``COMMENT_MAIL``); what came from the list is never posted back to it."""
     for mail_audience in workflow.COMMENT_MAIL[comment.audience]:
-        queue_message(mails.comment_message(comment, mail_audience), request=request,
+        queue_message(mails.comment_message(comment, mail_audience), registration=registration,
                       audience=mail_audience, comment=comment)
 
 
@@ -103,9 +103,9 @@ def _clean_values(values: dict[str, str]) -> dict[str, str]:
 
 
 @transaction.atomic
-def request_create(*, actor: User, kind: str = Namespace.Kind.FORMAL, proposed_nid: str = "",
-                   fast_track: bool = False, values: dict[str, str] | None = None,
-                   revises: Namespace | None = None) -> RegistrationRequest:
+def registration_create(*, actor: User, kind: str = Namespace.Kind.FORMAL, proposed_nid: str = "",
+                        fast_track: bool = False, values: dict[str, str] | None = None,
+                        revises: Namespace | None = None) -> RegistrationRequest:
     """Start a draft: a new namespace, or (``revises``) the next version of one the
     actor holds, starting from its current text."""
     if revises is not None:
@@ -124,75 +124,78 @@ def request_create(*, actor: User, kind: str = Namespace.Kind.FORMAL, proposed_n
         kind = revises.kind
         proposed_nid = ""
         fast_track = fast_track or bool(current and current.fast_track)
-    request = RegistrationRequest.objects.create(
+    registration = RegistrationRequest.objects.create(
         registrant=actor, kind=kind, proposed_nid=proposed_nid if kind == "formal" else "",
         fast_track=fast_track, revises=revises, **_clean_values(values or {}),
     )
-    RequestEvent.objects.create(request=request, actor=actor, kind=RequestEvent.Kind.CREATE,
+    RequestEvent.objects.create(registration=registration, actor=actor,
+                                kind=RequestEvent.Kind.CREATE,
                                 from_state=State.DRAFT, to_state=State.DRAFT)
-    return request
+    return registration
 
 
 @transaction.atomic
-def request_update(*, request: RegistrationRequest, actor: User, edit_version: int, kind: str,
-                   proposed_nid: str, fast_track: bool,
-                   values: dict[str, str]) -> RegistrationRequest:
+def registration_update(*, registration: RegistrationRequest, actor: User, edit_version: int,
+                        kind: str,
+                        proposed_nid: str, fast_track: bool,
+                        values: dict[str, str]) -> RegistrationRequest:
     """Save the working copy of a draft (or of a request sent back for changes).
     Partial content is fine; completeness is checked at submission."""
-    request = RegistrationRequest.objects.select_for_update().get(pk=request.pk)
-    problem = workflow.edit_refusal(request, actor)
+    registration = RegistrationRequest.objects.select_for_update().get(pk=registration.pk)
+    problem = workflow.edit_refusal(registration, actor)
     if problem is not None:
         raise problem
-    if edit_version != request.edit_version:
+    if edit_version != registration.edit_version:
         raise StaleEdit(
             "This request was changed in another window or tab after you opened this form. "
             "Your text is below; reload the request to see the saved copy before saving again."
         )
-    if not request.is_revision:
-        request.kind = kind
-        request.proposed_nid = proposed_nid if kind == Namespace.Kind.FORMAL else ""
-    request.fast_track = fast_track
+    if not registration.is_revision:
+        registration.kind = kind
+        registration.proposed_nid = proposed_nid if kind == Namespace.Kind.FORMAL else ""
+    registration.fast_track = fast_track
     for name, value in _clean_values(values).items():
-        setattr(request, name, value)
-    request.edit_version += 1
-    request.last_activity_at = timezone.now()
-    request.save()
-    return request
+        setattr(registration, name, value)
+    registration.edit_version += 1
+    registration.last_activity_at = timezone.now()
+    registration.save()
+    return registration
 
 
-def _make_round(request: RegistrationRequest, actor: User) -> Round:
-    number = request.rounds.count() + 1
-    if request.is_revision:
-        assert request.revises is not None  # a revision revises a namespace
-        current = request.revises.versions.order_by("-number").values_list("number", flat=True)
+def _make_round(registration: RegistrationRequest, actor: User) -> Round:
+    number = registration.rounds.count() + 1
+    if registration.is_revision:
+        assert registration.revises is not None  # a revision revises a namespace
+        current = registration.revises.versions.order_by("-number").values_list("number", flat=True)
         version = (current.first() or 0) + 1
-        nid = request.revises.nid
+        nid = registration.revises.nid
     else:
-        version, nid = 1, request.proposed_nid
+        version, nid = 1, registration.proposed_nid
     return Round.objects.create(
-        request=request, number=number, nid=nid, kind=request.kind,
-        fast_track=request.fast_track, version=version, date=timezone.localdate(),
-        submitted_by=actor, **request.values(),
+        registration=registration, number=number, nid=nid, kind=registration.kind,
+        fast_track=registration.fast_track, version=version, date=timezone.localdate(),
+        submitted_by=actor, **registration.values(),
     )
 
 
-def _register(request: RegistrationRequest, actor: User) -> TemplateVersion:
+def _register(registration: RegistrationRequest, actor: User) -> TemplateVersion:
     """Publish the last submitted round. Its date, when the registration was requested
     of IANA, is the version's Date (Appendix A); today is the registration date."""
-    round_ = request.latest_round()
+    round_ = registration.latest_round()
     assert round_ is not None  # publishing follows a submission, which made a round
     values = round_.values()
     try:
-        if request.is_revision:
-            assert request.revises is not None  # a revision revises a namespace
-            return version_publish(namespace=request.revises, values=values,
+        if registration.is_revision:
+            assert registration.revises is not None  # a revision revises a namespace
+            return version_publish(namespace=registration.revises, values=values,
                                    date=round_.date, actor=actor,
-                                   fast_track=request.fast_track, source_request=request)
+                                   fast_track=registration.fast_track,
+                                   source_registration=registration)
         namespace = namespace_register(
-            kind=request.kind, nid=round_.nid or None, values=values,
+            kind=registration.kind, nid=round_.nid or None, values=values,
             date=timezone.localdate(), requested_on=round_.date, actor=actor,
-            fast_track=request.fast_track,
-            holder=request.registrant, source_request=request,
+            fast_track=registration.fast_track,
+            holder=registration.registrant, source_registration=registration,
         )
         return namespace.versions.get(number=1)
     except RegistryError as exc:
@@ -200,128 +203,131 @@ def _register(request: RegistrationRequest, actor: User) -> TemplateVersion:
 
 
 @transaction.atomic
-def request_transition(*, request: RegistrationRequest, transition: str, actor: User,
-                       comment: str = "",
-                       early_reason: str = "") -> RegistrationRequest:
+def registration_transition(*, registration: RegistrationRequest, transition: str, actor: User,
+                            comment: str = "",
+                            early_reason: str = "") -> RegistrationRequest:
     """Take one transition of the workflow table (see registry.review.workflow)."""
-    request = (RegistrationRequest.objects.select_for_update(of=("self",))
-               .select_related("registrant", "revises").get(pk=request.pk))
-    move = check(request, transition, actor, comment=comment, early_reason=early_reason)
+    registration = (RegistrationRequest.objects.select_for_update(of=("self",))
+                    .select_related("registrant", "revises").get(pk=registration.pk))
+    move = check_transition(registration, transition, actor, comment=comment,
+                            early_reason=early_reason)
     now = timezone.now()
     round_ = None
     if move.creates_round:
-        round_ = _make_round(request, actor)
-        request.review_started_at = now
+        round_ = _make_round(registration, actor)
+        registration.review_started_at = now
     if move.publishes:
-        request.published_version = _register(request, actor)
+        registration.published_version = _register(registration, actor)
     text = comment.strip()
-    ends = request.review_period_ends()
+    ends = registration.review_period_ends()
     if move.decision and early_reason.strip() and ends and now < ends:
         text += f"\n\nDecided before the end of the public review period: {early_reason.strip()}"
     event = RequestEvent.objects.create(
-        request=request, actor=actor, kind=RequestEvent.Kind.TRANSITION, transition=transition,
-        from_state=request.state, to_state=move.target, comment=text.strip(), round=round_,
+        registration=registration, actor=actor, kind=RequestEvent.Kind.TRANSITION,
+        transition=transition, from_state=registration.state, to_state=move.target,
+        comment=text.strip(), round=round_,
     )
-    request.state = move.target
-    request.last_activity_at = now
-    request.save_with_event()
+    registration.state = move.target
+    registration.last_activity_at = now
+    registration.save_with_event()
     # The public review list and the namespace's pending revision; not the exports (a
     # registration moved them already, in _register).
     registry_changed(exports=False)
-    _queue_event_mails(event, workflow.told_about(request, move))
-    return request
+    _queue_event_mails(event, workflow.told_about(registration, move))
+    return registration
 
 
 @transaction.atomic
-def request_assign(*, request: RegistrationRequest, expert: User | None,
-                   actor: User) -> RegistrationRequest:
+def registration_assign(*, registration: RegistrationRequest, expert: User | None,
+                        actor: User) -> RegistrationRequest:
     """Assign a request to a designated expert (an expert may take it themselves)."""
-    request = RegistrationRequest.objects.select_for_update().get(pk=request.pk)
+    registration = RegistrationRequest.objects.select_for_update().get(pk=registration.pk)
     if expert is not None:  # the policy reads their availability as stored now
         expert = User.objects.get(pk=expert.pk)
-    problem = workflow.assign_refusal(request, actor, expert)
+    problem = workflow.assign_refusal(registration, actor, expert)
     if problem is not None:
         raise problem
-    request.assigned_expert = expert
-    request.last_activity_at = timezone.now()
-    request.save(update_fields=["assigned_expert", "last_activity_at", "updated_at"])
+    registration.assigned_expert = expert
+    registration.last_activity_at = timezone.now()
+    registration.save(update_fields=["assigned_expert", "last_activity_at", "updated_at"])
     RequestEvent.objects.create(
-        request=request, actor=actor, kind=RequestEvent.Kind.ASSIGN, from_state=request.state,
-        to_state=request.state,
+        registration=registration, actor=actor, kind=RequestEvent.Kind.ASSIGN,
+        from_state=registration.state, to_state=registration.state,
         comment=f"Assigned to {expert.display_name}." if expert else "Unassigned.",
     )
-    return request
+    return registration
 
 
 @transaction.atomic
-def request_set_standardisation(*, request: RegistrationRequest, involved: bool, actor: User,
-                                comment: str = "") -> RegistrationRequest:
+def registration_set_standardisation(*, registration: RegistrationRequest, involved: bool,
+                                     actor: User,
+                                     comment: str = "") -> RegistrationRequest:
     """The experts' flag: standardisation is involved, so approval goes to the IESG."""
-    request = RegistrationRequest.objects.select_for_update().get(pk=request.pk)
-    problem = workflow.standardisation_refusal(request, actor)
+    registration = RegistrationRequest.objects.select_for_update().get(pk=registration.pk)
+    problem = workflow.standardisation_refusal(registration, actor)
     if problem is not None:
         raise problem
-    request.standardisation = involved
-    request.save(update_fields=["standardisation", "updated_at"])
+    registration.standardisation = involved
+    registration.save(update_fields=["standardisation", "updated_at"])
     RequestEvent.objects.create(
-        request=request, actor=actor, kind=RequestEvent.Kind.STANDARDISATION,
-        from_state=request.state, to_state=request.state,
+        registration=registration, actor=actor, kind=RequestEvent.Kind.STANDARDISATION,
+        from_state=registration.state, to_state=registration.state,
         comment=(("Standardisation is involved: approval goes to the IESG. " if involved
                   else "No standardisation involved. ") + comment).strip(),
     )
-    return request
+    return registration
 
 
 @transaction.atomic
-def request_remind(*, request: RegistrationRequest, idle: dt.timedelta,
-                   actor: User | None = None) -> bool:
+def registration_remind(*, registration: RegistrationRequest, idle: dt.timedelta,
+                        actor: User | None = None) -> bool:
     """Bring up a request idle longer than ``idle``, once per idle period, each time to
     more people (workflow.next_reminder: its expert, the other experts, IANA staff);
     each step is an event with its mail. Returns whether a step was taken."""
     now = timezone.now()
-    request = (RegistrationRequest.objects.needing_reminder(now=now, idle=idle)
-               .select_for_update().filter(pk=request.pk).first())
-    if request is None:
+    registration = (RegistrationRequest.objects.needing_reminder(now=now, idle=idle)
+                    .select_for_update().filter(pk=registration.pk).first())
+    if registration is None:
         return False
-    done = (request.events.filter(kind__in=workflow.REMINDER_KINDS,
-                                  created_at__gte=request.last_activity_at)
+    done = (registration.events.filter(kind__in=workflow.REMINDER_KINDS,
+                                       created_at__gte=registration.last_activity_at)
             .values_list("kind", flat=True))
     reminder = workflow.next_reminder(
-        request, done=done, experts=User.objects.designated_experts().with_load(),
+        registration, done=done, experts=User.objects.designated_experts().with_load(),
         staff=User.objects.iana_staff(), today=timezone.localdate(now))
     if reminder is None:
         return False
-    request.reminded_at = now
-    request.save(update_fields=["reminded_at"])
-    days = (now - request.last_activity_at).days
+    registration.reminded_at = now
+    registration.save(update_fields=["reminded_at"])
+    days = (now - registration.last_activity_at).days
     event = RequestEvent.objects.create(
-        request=request, actor=actor, kind=reminder.kind, from_state=request.state,
-        to_state=request.state,
+        registration=registration, actor=actor, kind=reminder.kind, from_state=registration.state,
+        to_state=registration.state,
         comment=reminder.summary.replace("No activity", f"No activity for {days} days", 1))
-    queue_message(mails.reminder_message(request, reminder), request=request,
+    queue_message(mails.reminder_message(registration, reminder), registration=registration,
                   audience=reminder.audience, event=event)
     return True
 
 
 @transaction.atomic
-def request_comment(*, request: RegistrationRequest, actor: User, body: str,
-                    audience: str) -> Comment:
+def registration_comment(*, registration: RegistrationRequest, actor: User, body: str,
+                         audience: str) -> Comment:
     """Comment on a request. Anyone signed in may comment publicly while it is in
     public review; experts also write to the registrant or among themselves."""
-    request = RegistrationRequest.objects.select_for_update().get(pk=request.pk)
+    registration = RegistrationRequest.objects.select_for_update().get(pk=registration.pk)
     body = body.strip()
     if not body:
         raise TransitionRefused("Write a comment first.", field="body")
-    problem = workflow.comment_refusal(request, actor, audience)
+    problem = workflow.comment_refusal(registration, actor, audience)
     if problem is not None:
         raise problem
-    comment = Comment.objects.create(request=request, author=actor, audience=audience,
-                                     body=body, round=request.latest_round())
-    request.last_activity_at = timezone.now()
-    request.save(update_fields=["last_activity_at", "updated_at"])
+    comment = Comment.objects.create(registration=registration, author=actor, audience=audience,
+                                     body=body, round=registration.latest_round())
+    registration.last_activity_at = timezone.now()
+    registration.save(update_fields=["last_activity_at", "updated_at"])
     if audience == Comment.Audience.PUBLIC:
         registry_changed(exports=False)  # the public review page shows the discussion
-    _queue_comment_mails(comment, request)
+    _queue_comment_mails(comment, registration)
     return comment
 
 
@@ -379,8 +385,9 @@ def _deliver_one(message_pk: int) -> Delivery:
                 row.state = OutboundMessage.Delivery.FAILED
                 row.save()
                 RequestEvent.objects.create(
-                    request_id=row.request_id, actor=None, kind=RequestEvent.Kind.MAIL_FAILED,
-                    from_state=row.request.state, to_state=row.request.state,
+                    registration_id=row.registration_id, actor=None,
+                    kind=RequestEvent.Kind.MAIL_FAILED,
+                    from_state=row.registration.state, to_state=row.registration.state,
                     comment=f"“{row.summary}” could not be sent after {row.attempts} "
                             f"attempts: {row.last_error}")
                 return Delivery(row.state)
@@ -400,7 +407,7 @@ def message_resend(*, message: OutboundMessage, actor: User) -> OutboundMessage:
     """Staff send again a message that failed: same Message-ID, so a recipient who
     did get it sees one message, not two."""
     row = (OutboundMessage.objects.select_for_update(of=("self",))
-           .select_related("request").get(pk=message.pk))
+           .select_related("registration").get(pk=message.pk))
     check_resend(row, actor)
     attempts = row.attempts
     row.state = OutboundMessage.Delivery.PENDING
@@ -408,8 +415,8 @@ def message_resend(*, message: OutboundMessage, actor: User) -> OutboundMessage:
     row.next_attempt_at = timezone.now()
     row.save()
     RequestEvent.objects.create(
-        request=row.request, actor=actor, kind=RequestEvent.Kind.RESEND_MAIL,
-        from_state=row.request.state, to_state=row.request.state,
+        registration=row.registration, actor=actor, kind=RequestEvent.Kind.RESEND_MAIL,
+        from_state=row.registration.state, to_state=row.registration.state,
         comment=f"Sent again: “{row.summary}” ({attempts} failed attempts before).")
     transaction.on_commit(partial(enqueue, row.pk), robust=True)
     return row
@@ -480,8 +487,8 @@ def _receive(parsed: ParsedMail, raw: bytes, source: str) -> InboundMessage:
                                             outcome=Outcome.PLACED).first())
     if placed is not None:
         return _record(parsed, raw, source, Outcome.DUPLICATE,
-                       f"Already added to request #{placed.request_id}.",
-                       request_id=placed.request_id)
+                       f"Already added to request #{placed.registration_id}.",
+                       registration_id=placed.registration_id)
     return_path = _return_path(parsed)
     if return_path is not None or parsed.bounce is not None:
         return _receive_bounce(parsed, raw, source, return_path)
@@ -490,14 +497,14 @@ def _receive(parsed: ParsedMail, raw: bytes, source: str) -> InboundMessage:
         return _record(parsed, raw, source, Outcome.LOOP,
                        "One of the registry's own messages came back (for instance the "
                        "list's copy of a posting).",
-                       request_id=ours.request_id if ours else None)
+                       registration_id=ours.registration_id if ours else None)
     token = _reply_token(parsed)
     if parsed.auto_reply:
         return _record(parsed, raw, source, Outcome.AUTO_REPLY,
                        "An automatic reply (Auto-Submitted, or a vacation responder).",
-                       request=token[0] if token else _locate(parsed))
+                       registration=token[0] if token else _locate(parsed))
     if token is not None:
-        request, sender = token
+        registration, sender = token
     else:
         located, sender = _locate(parsed), None
         if located is None:
@@ -505,47 +512,62 @@ def _receive(parsed: ParsedMail, raw: bytes, source: str) -> InboundMessage:
                            "Not sent to a reply address of the registry, no ticket ([URN #n]) "
                            "in the subject, and In-Reply-To/References name no message of a "
                            "request.")
-        request = located
-    request = (RegistrationRequest.objects.select_for_update(of=("self",))
-               .select_related("registrant").get(pk=request.pk))
+        registration = located
+    return _place(parsed, raw, source, registration, sender=sender,
+                  via_list=token is None and _via_list(parsed))
+
+
+def _place(parsed: ParsedMail, raw: bytes, source: str, registration: RegistrationRequest, *,
+           sender: User | None, via_list: bool) -> InboundMessage:
+    """Add a message to its request's timeline as the comment ``mail_placement`` says,
+    or hold it for staff with the reason."""
+    Outcome = InboundMessage.Outcome
+    registration = (RegistrationRequest.objects.select_for_update(of=("self",))
+                    .select_related("registrant").get(pk=registration.pk))
     if InboundMessage.objects.filter(message_id=parsed.message_id,
                                      outcome=Outcome.PLACED).exists():
         return _record(parsed, raw, source, Outcome.DUPLICATE,
-                       f"Already added to request #{request.pk}.", request=request)
+                       f"Already added to request #{registration.pk}.", registration=registration)
     audience, refusal = mail_placement(
-        request, via_list=token is None and _via_list(parsed), sender=sender,
-        answered_audience=_answered_audience(parsed, request))
+        registration, via_list=via_list, sender=sender,
+        answered_audience=_answered_audience(parsed, registration))
     if audience is None:
-        return _record(parsed, raw, source, Outcome.HELD, refusal, request=request,
+        return _record(parsed, raw, source, Outcome.HELD, refusal, registration=registration,
                        verified_sender=sender)
     via = Comment.Via.MAIL if sender is not None else Comment.Via.LIST
-    comment = _mail_comment(parsed, request, sender=sender, audience=audience, via=via)
-    if sender is None:
-        told = f"{comment.author_label} (sender not verified) wrote on the review list."
-    elif sender.pk == request.registrant_id and _answers_changes_request(parsed, request):
-        told = ("The registrant answered the request for changes by mail, from their reply "
-                "address.")
-    elif sender.pk == request.registrant_id:
-        told = "The registrant wrote by mail, from their reply address."
-    else:
-        told = f"{sender.display_name} answered by mail, from their reply address."
+    comment = _mail_comment(parsed, registration, sender=sender, audience=audience, via=via)
+    told = _placed_summary(parsed, registration, comment, sender)
     if audience != Comment.Audience.EXPERTS:  # internal comments leave no public trace
         RequestEvent.objects.create(
-            request=request, actor=sender,
+            registration=registration, actor=sender,
             kind=(RequestEvent.Kind.LIST_COMMENT if via == Comment.Via.LIST
                   else RequestEvent.Kind.MAIL_REPLY),
-            from_state=request.state, to_state=request.state, comment=told)
-    request.last_activity_at = timezone.now()
-    request.save(update_fields=["last_activity_at", "updated_at"])
+            from_state=registration.state, to_state=registration.state, comment=told)
+    registration.last_activity_at = timezone.now()
+    registration.save(update_fields=["last_activity_at", "updated_at"])
     if audience == Comment.Audience.PUBLIC:
         registry_changed(exports=False)  # the public review page shows the discussion
-    record = _record(parsed, raw, source, Outcome.PLACED, "", request=request, comment=comment,
-                     verified_sender=sender)
-    _queue_comment_mails(comment, request)
+    record = _record(parsed, raw, source, Outcome.PLACED, "", registration=registration,
+                     comment=comment, verified_sender=sender)
+    _queue_comment_mails(comment, registration)
     return record
 
 
-def _mail_comment(parsed: ParsedMail, request: RegistrationRequest, *, sender: User | None,
+def _placed_summary(parsed: ParsedMail, registration: RegistrationRequest, comment: Comment,
+                    sender: User | None) -> str:
+    """What the timeline says of a message placed on it."""
+    if sender is None:
+        return f"{comment.author_label} (sender not verified) wrote on the review list."
+    if sender.pk == registration.registrant_id and _answers_requested_changes(parsed,
+                                                                              registration):
+        return ("The registrant answered the request for changes by mail, from their reply "
+                "address.")
+    if sender.pk == registration.registrant_id:
+        return "The registrant wrote by mail, from their reply address."
+    return f"{sender.display_name} answered by mail, from their reply address."
+
+
+def _mail_comment(parsed: ParsedMail, registration: RegistrationRequest, *, sender: User | None,
                   audience: str, via: str) -> Comment:
     """The comment a message becomes: credited to ``sender`` (verified by their reply
     address) or to nobody, with the name and address as the mail gave them."""
@@ -556,9 +578,9 @@ def _mail_comment(parsed: ParsedMail, request: RegistrationRequest, *, sender: U
         body += "\n\n" + "\n".join(f"[Attachment kept by IANA staff: {name}]"
                                     for name in parsed.attachments)
     return Comment.objects.create(
-        request=request, author=sender, author_name=_safe_text(parsed.from_name).strip(),
+        registration=registration, author=sender, author_name=_safe_text(parsed.from_name).strip(),
         author_email=parsed.from_address, audience=audience, via=via, body=body,
-        round=request.latest_round(), sent_at=parsed.sent_at)
+        round=registration.latest_round(), sent_at=parsed.sent_at)
 
 
 def _receive_bounce(parsed: ParsedMail, raw: bytes, source: str,
@@ -568,7 +590,7 @@ def _receive_bounce(parsed: ParsedMail, raw: bytes, source: str,
     on the request and resend. One that only quotes a Message-ID (anyone can read
     those in the list's archive) changes nothing."""
     bounce = parsed.bounce
-    row = (OutboundMessage.objects.select_for_update(of=("self",)).select_related("request")
+    row = (OutboundMessage.objects.select_for_update(of=("self",)).select_related("registration")
            .filter(pk=row_pk).first() if row_pk is not None else None)
     if row is None:
         return _record(parsed, raw, source, InboundMessage.Outcome.BOUNCE,
@@ -581,13 +603,13 @@ def _receive_bounce(parsed: ParsedMail, raw: bytes, source: str,
         row.last_error = f"Bounced: {detail}"[:2000]
         row.save(update_fields=["state", "last_error"])
         RequestEvent.objects.create(
-            request=row.request, actor=None, kind=RequestEvent.Kind.MAIL_BOUNCED,
-            from_state=row.request.state, to_state=row.request.state,
+            registration=row.registration, actor=None, kind=RequestEvent.Kind.MAIL_BOUNCED,
+            from_state=row.registration.state, to_state=row.registration.state,
             comment=f"“{row.summary}” bounced: {detail}"[:2000])
     return _record(parsed, raw, source, InboundMessage.Outcome.BOUNCE,
                    "Delivery failed for good." if failed
                    else "A delay notice; delivery is still being tried.",
-                   request=row.request, bounced_message=row)
+                   registration=row.registration, bounced_message=row)
 
 
 def _return_path(parsed: ParsedMail) -> int | None:
@@ -607,11 +629,11 @@ def _reply_token(parsed: ParsedMail) -> tuple[RegistrationRequest, User] | None:
         if token is None:
             continue
         user = User.objects.filter(pk=token.user_pk, is_active=True).first()
-        request = RegistrationRequest.objects.filter(pk=token.request_pk).first()
+        registration = RegistrationRequest.objects.filter(pk=token.registration_pk).first()
         current = (ReplyKey.objects.filter(user_id=token.user_pk)
                    .values_list("version", flat=True).first() or 0)
-        if user is not None and request is not None and token.version == current:
-            return request, user
+        if user is not None and registration is not None and token.version == current:
+            return registration, user
     return None
 
 
@@ -621,10 +643,10 @@ def _locate(parsed: ParsedMail) -> RegistrationRequest | None:
     ids = parsed.thread_ids[:100]
     if ids:
         found = dict(OutboundMessage.objects.filter(message_id__in=ids)
-                     .values_list("message_id", "request_id"))
+                     .values_list("message_id", "registration_id"))
         found.update({k: v for k, v in InboundMessage.objects
-                      .filter(message_id__in=ids, request__isnull=False)
-                      .values_list("message_id", "request_id") if k not in found})
+                      .filter(message_id__in=ids, registration__isnull=False)
+                      .values_list("message_id", "registration_id") if k not in found})
         for message_id in ids:
             if message_id in found:
                 return RegistrationRequest.objects.filter(pk=found[message_id]).first()
@@ -641,10 +663,10 @@ def _via_list(parsed: ParsedMail) -> bool:
             or settings.REVIEW_LIST_ADDRESS.lower() in parsed.to)
 
 
-def _answered_audience(parsed: ParsedMail, request: RegistrationRequest) -> str:
+def _answered_audience(parsed: ParsedMail, registration: RegistrationRequest) -> str:
     """Who the message of ours that this one answers was written to ('' if none)."""
     for message_id in parsed.thread_ids[:100]:
-        audience = (OutboundMessage.objects.filter(request=request, message_id=message_id)
+        audience = (OutboundMessage.objects.filter(registration=registration, message_id=message_id)
                     .values_list("audience", flat=True).first())
         if audience:
             return audience
@@ -652,32 +674,34 @@ def _answered_audience(parsed: ParsedMail, request: RegistrationRequest) -> str:
 
 
 @transaction.atomic
-def inbound_message_attach(*, message: InboundMessage, request: RegistrationRequest,
+def inbound_message_attach(*, message: InboundMessage, registration: RegistrationRequest,
                            audience: str, actor: User) -> InboundPlacement:
     """IANA staff attach a quarantined message to a request by hand: it becomes a
     comment credited to nobody (the sender as the mail gave it, not verified), with
     an event naming who attached it. Nobody is mailed: staff attach what was sent."""
     message = InboundMessage.objects.select_for_update().get(pk=message.pk)
-    request = RegistrationRequest.objects.select_for_update(of=("self",)).get(pk=request.pk)
-    problem = workflow.attach_refusal(message, request, actor, audience)
+    registration = RegistrationRequest.objects.select_for_update(of=("self",
+                                                                     )).get(pk=registration.pk)
+    problem = workflow.attach_refusal(message, registration, actor, audience)
     if problem is not None:
         raise problem
     parsed = ParsedMail(message_id=message.message_id, from_name=message.from_name,
                         from_address=message.from_address, text=message.text,
                         sent_at=message.sent_at)
     via = Comment.Via.LIST if audience == Comment.Audience.PUBLIC else Comment.Via.MAIL
-    comment = _mail_comment(parsed, request, sender=None, audience=audience, via=via)
+    comment = _mail_comment(parsed, registration, sender=None, audience=audience, via=via)
     sender = message.from_address or "an unknown sender"
     RequestEvent.objects.create(
-        request=request, actor=actor, kind=RequestEvent.Kind.MAIL_ATTACHED,
-        from_state=request.state, to_state=request.state,
+        registration=registration, actor=actor, kind=RequestEvent.Kind.MAIL_ATTACHED,
+        from_state=registration.state, to_state=registration.state,
         comment=f"Mail from {sender} (not verified) attached by IANA staff: "
                 f"“{message.subject[:200]}”.")
-    request.last_activity_at = timezone.now()
-    request.save(update_fields=["last_activity_at", "updated_at"])
+    registration.last_activity_at = timezone.now()
+    registration.save(update_fields=["last_activity_at", "updated_at"])
     if audience == Comment.Audience.PUBLIC:
         registry_changed(exports=False)  # the public review page shows the discussion
-    return InboundPlacement.objects.create(message=message, request=request, comment=comment,
+    return InboundPlacement.objects.create(message=message, registration=registration,
+                                           comment=comment,
                                            actor=actor)
 
 
@@ -694,9 +718,9 @@ def reply_addresses_revoke(*, user: User, actor: User | None) -> int:
     return key.version
 
 
-def _answers_changes_request(parsed: ParsedMail, request: RegistrationRequest) -> bool:
-    if workflow.answered_by_mail(request):
+def _answers_requested_changes(parsed: ParsedMail, registration: RegistrationRequest) -> bool:
+    if workflow.answered_by_mail(registration):
         return True
     return OutboundMessage.objects.filter(
-        request=request, message_id__in=parsed.thread_ids[:100],
+        registration=registration, message_id__in=parsed.thread_ids[:100],
         event__transition__in=workflow.moves_answered_by_mail()).exists()

@@ -57,12 +57,12 @@ class RequestAdmin(ReadOnlyAdmin):
 
 @admin.register(OutboundMessage)
 class OutboundMessageAdmin(ReadOnlyAdmin):
-    list_display = ("created_at", "request", "summary", "audience", "state", "attempts",
+    list_display = ("created_at", "registration", "summary", "audience", "state", "attempts",
                     "sent_at")
     list_filter = ("state", "audience")
-    search_fields = ("message_id", "subject", "summary", "request__proposed_nid")
-    list_select_related = ("request",)
-    readonly_fields = ("request", "event", "comment", "audience", "summary", "message_id",
+    search_fields = ("message_id", "subject", "summary", "registration__proposed_nid")
+    list_select_related = ("registration",)
+    readonly_fields = ("registration", "event", "comment", "audience", "summary", "message_id",
                        "from_email", "to", "cc", "reply_to", "subject", "headers", "body",
                        "state", "attempts", "last_error", "created_at", "next_attempt_at",
                        "last_attempt_at", "sent_at")
@@ -86,11 +86,11 @@ class OutboundMessageAdmin(ReadOnlyAdmin):
 
 @admin.register(InboundMessage)
 class InboundMessageAdmin(ReadOnlyAdmin):
-    list_display = ("received_at", "outcome", "from_address", "subject", "request", "source")
+    list_display = ("received_at", "outcome", "from_address", "subject", "registration", "source")
     list_filter = ("outcome", "source")
     search_fields = ("message_id", "from_address", "subject")
-    list_select_related = ("request",)
-    readonly_fields = ("received_at", "source", "outcome", "reason", "request", "comment",
+    list_select_related = ("registration",)
+    readonly_fields = ("received_at", "source", "outcome", "reason", "registration", "comment",
                        "bounced_message", "verified_sender", "authentication",
                        "message_id", "from_name", "from_address",
                        "subject", "sent_at", "in_reply_to", "references", "list_id", "text",

@@ -326,7 +326,7 @@ class TemplateImportForm(forms.Form):
 class AttachMailForm(forms.Form):
     """IANA staff attach a quarantined message to a request (the quarantine page)."""
 
-    request = forms.IntegerField(label="Request number", min_value=1, max_value=2**31 - 1,
-                                 error_messages={"invalid": "Give a request number, e.g. 42."})
+    registration = forms.IntegerField(label="Request number", min_value=1, max_value=2**31 - 1,
+                                      error_messages={"invalid": "Give a request number, e.g. 42."})
     audience = forms.ChoiceField(label="Who may read it", choices=Comment.Audience.choices,
                                  initial=Comment.Audience.EXPERTS)

@@ -38,7 +38,7 @@ def _page(request, *, bound: AttachMailForm | None = None, bound_pk: int | None 
     paginator = Paginator(InboundMessage.objects.quarantine(), PAGE_SIZE)
     page = paginator.get_page(request.GET.get("page"))
     rows = [(message, bound if message.pk == bound_pk and bound is not None
-             else AttachMailForm(initial={"request": message.request_id or None},
+             else AttachMailForm(initial={"registration": message.registration_id or None},
                                  prefix=f"m{message.pk}"))
             for message in page.object_list]
     return render(request, "review/quarantine.html", {
@@ -54,12 +54,12 @@ def attach(request, message_pk: int) -> HttpResponse:
     form = AttachMailForm(request.POST, prefix=f"m{message.pk}")
     if not form.is_valid():
         return _page(request, bound=form, bound_pk=message.pk, status=400)
-    target = RegistrationRequest.objects.filter(pk=form.cleaned_data["request"]).first()
+    target = RegistrationRequest.objects.filter(pk=form.cleaned_data["registration"]).first()
     if target is None:
-        form.add_error("request", f"There is no request #{form.cleaned_data['request']}.")
+        form.add_error("registration", f"There is no request #{form.cleaned_data['registration']}.")
         return _page(request, bound=form, bound_pk=message.pk, status=400)
     try:
-        actions.inbound_message_attach(message=message, request=target,
+        actions.inbound_message_attach(message=message, registration=target,
                                        audience=form.cleaned_data["audience"],
                                        actor=request.user)
     except workflow.Refused as exc:

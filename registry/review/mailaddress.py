@@ -38,13 +38,13 @@ def _domain() -> str:
 class ReplyToken:
     """Who was given a reply address, for which request, under which key version."""
 
-    request_pk: int
+    registration_pk: int
     user_pk: int
     version: int
 
 
-def reply_address(*, request_pk: int, user_pk: int, version: int) -> str:
-    payload = f"{request_pk}.{user_pk}.{version}"
+def reply_address(*, registration_pk: int, user_pk: int, version: int) -> str:
+    payload = f"{registration_pk}.{user_pk}.{version}"
     return f"reply+{payload}.{_mac(_REPLY_SALT, payload)}@{_domain()}"
 
 

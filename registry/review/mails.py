@@ -58,7 +58,7 @@ def _message(subject: str, template: str, context: dict, to: list[str], cc=(),
                         to=to, cc=[a for a in cc if a not in to], reply_to=list(reply_to))
 
 
-def _template_text(request: RegistrationRequest, round_) -> str:
+def _template_text(registration: RegistrationRequest, round_) -> str:
     if round_ is None:
         return ""
     return render_text(nid=round_.nid or "(assigned by IANA at registration)",
@@ -68,26 +68,26 @@ def _template_text(request: RegistrationRequest, round_) -> str:
 
 def event_message(event: RequestEvent, audience: str) -> EmailMessage | None:
     """The message telling ``audience`` about ``event`` (None: nobody to tell)."""
-    request = event.request
-    round_ = event.round or request.latest_round()
+    registration = event.registration
+    round_ = event.round or registration.latest_round()
     move = workflow.TRANSITIONS[event.transition]
     context = {
         "event": event,
         "move": move,
-        "request": request,
-        "url": site_url(request.get_absolute_url()),
-        "namespace_url": (site_url(cast(TemplateVersion, request.published_version)
+        "registration": registration,
+        "url": site_url(registration.get_absolute_url()),
+        "namespace_url": (site_url(cast(TemplateVersion, registration.published_version)
                                    .namespace.get_absolute_url())
-                          if request.published_version_id else ""),
-        "template_text": _template_text(request, round_),
+                          if registration.published_version_id else ""),
+        "template_text": _template_text(registration, round_),
         "iesg_address": settings.IESG_ADDRESS,
         "review_list_address": settings.REVIEW_LIST_ADDRESS,
     }
-    nid = request.display_nid
+    nid = registration.display_nid
     actor_pk = event.actor_id
     if audience == workflow.REVIEW_LIST:
-        kind = "Fast-track " if request.fast_track else ""
-        if move.creates_round and request.is_revision:
+        kind = "Fast-track " if registration.fast_track else ""
+        if move.creates_round and registration.is_revision:
             assert round_ is not None  # the transition made one
             what = f"Revision (version {round_.version}) of URN NID {nid}"
         elif move.creates_round:
@@ -104,22 +104,22 @@ def event_message(event: RequestEvent, audience: str) -> EmailMessage | None:
                         reply_to=[settings.REVIEW_LIST_ADDRESS])
     if audience == workflow.REGISTRANT:
         if move.creates_round:
-            subject = f"Received: your URN namespace request #{request.pk} is in public review"
+            subject = f"Received: your URN namespace request #{registration.pk} is in public review"
         else:
-            subject = (f"Your URN namespace request #{request.pk}: "
+            subject = (f"Your URN namespace request #{registration.pk}: "
                        f"{event.get_to_state_display()}")
-        return _message(subject, "to_registrant.txt", context, to=[request.registrant.email])
+        return _message(subject, "to_registrant.txt", context, to=[registration.registrant.email])
     if audience == workflow.STAFF:
         return _message(f"[IANA] {nid}: {event.get_to_state_display()}",
                         "to_staff.txt", context, to=staff_emails(exclude=(actor_pk,)))
     if audience == workflow.EXPERTS:
-        return _message(f"[urn experts] Request #{request.pk} for {nid}: "
+        return _message(f"[urn experts] Request #{registration.pk} for {nid}: "
                         f"{event.get_to_state_display().lower()}",
                         "to_experts.txt", context,
-                        to=experts_emails(exclude=(actor_pk, request.registrant_id)))
+                        to=experts_emails(exclude=(actor_pk, registration.registrant_id)))
     if audience == workflow.IESG:
         # IANA staff are told by their own message (STAFF), not by a copy of this one.
-        return _message(f"[urn] Expert review report: URN NID {nid} (request #{request.pk})",
+        return _message(f"[urn] Expert review report: URN NID {nid} (request #{registration.pk})",
                         "to_iesg.txt", context, to=[settings.IESG_ADDRESS],
                         reply_to=staff_emails())
     raise ValueError(f"unknown audience {audience!r}")
@@ -129,42 +129,42 @@ def comment_message(comment: Comment, audience: str) -> EmailMessage | None:
     """Tell a comment's audience about it: a public comment goes to the review list
     (the registrant and the experts in copy), one to the registrant to them, an
     internal one to the other designated experts only."""
-    request = comment.request
-    context = {"comment": comment, "request": request,
-               "url": site_url(request.get_absolute_url())}
-    subject = f"Comment on URN namespace request #{request.pk} ({request.display_nid})"
+    registration = comment.registration
+    context = {"comment": comment, "registration": registration,
+               "url": site_url(registration.get_absolute_url())}
+    subject = f"Comment on URN namespace request #{registration.pk} ({registration.display_nid})"
     author = comment.author_id
     if audience == workflow.REVIEW_LIST:
         cc = experts_emails(exclude=(author,))
-        if request.registrant_id != author:
-            cc.append(request.registrant.email)
+        if registration.registrant_id != author:
+            cc.append(registration.registrant.email)
         if comment.via != Comment.Via.WEB:
             # It came from the list: the list has it already. Its sender is whoever the
             # From line says (unverified), so the registry does not repeat the words in
             # its own name: the registrant (and the experts in copy) are told where to
             # read it.
-            to = [request.registrant.email] if request.registrant_id != author else cc
+            to = [registration.registrant.email] if registration.registrant_id != author else cc
             cc = [a for a in cc if a not in to]
             return _message(f"[urn] {subject}", "list_notice.txt", context, to=to, cc=cc)
         return _message(f"[urn] {subject}", "comment.txt", context,
                         to=[settings.REVIEW_LIST_ADDRESS], cc=cc,
                         reply_to=[settings.REVIEW_LIST_ADDRESS])
     if audience == workflow.REGISTRANT:
-        if request.registrant_id == author:
+        if registration.registrant_id == author:
             # The registrant's own answer (a reply by mail): the experts hear it.
-            expert = request.assigned_expert
+            expert = registration.assigned_expert
             return _message(subject, "comment.txt", {**context, "recipient": expert},
                             to=[expert.email] if expert
                             else experts_emails(exclude=(author,)))
-        return _message(subject, "comment.txt", {**context, "recipient": request.registrant},
-                        to=[request.registrant.email])
+        return _message(subject, "comment.txt", {**context, "recipient": registration.registrant},
+                        to=[registration.registrant.email])
     if audience == workflow.EXPERTS:
         return _message(f"[urn experts] Internal: {subject}", "comment.txt", context,
-                        to=experts_emails(exclude=(author, request.registrant_id)))
+                        to=experts_emails(exclude=(author, registration.registrant_id)))
     raise ValueError(f"unknown audience {audience!r}")
 
 
-def reminder_message(request: RegistrationRequest,
+def reminder_message(registration: RegistrationRequest,
                      reminder: workflow.Reminder) -> EmailMessage | None:
     """An idle request brought up to the people ``reminder`` names (the workflow
     chose them: nobody away, nobody with a conflict of interest)."""
@@ -173,8 +173,9 @@ def reminder_message(request: RegistrationRequest,
     what = ("is waiting" if reminder.kind == workflow.REMINDED
             else "is still waiting (escalated)")
     return _message(
-        f"{prefix} Request #{request.pk} ({request.display_nid}) {what}",
-        "reminder.txt", {"request": request, "url": site_url(request.get_absolute_url()),
+        f"{prefix} Request #{registration.pk} ({registration.display_nid}) {what}",
+        "reminder.txt", {"registration": registration,
+                         "url": site_url(registration.get_absolute_url()),
                          "recipient": recipients[0] if len(recipients) == 1 else None,
                          "reminder": reminder,
                          "escalated": reminder.kind != workflow.REMINDED},

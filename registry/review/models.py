@@ -57,16 +57,16 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
     def of(self, user):
         return self.filter(registrant=user)
 
-    def conflicting_with(self, request: RegistrationRequest):
-        """Other open requests proposing the same NID as ``request`` (section 6.2 asks
+    def conflicting_with(self, registration: RegistrationRequest):
+        """Other open requests proposing the same NID as ``registration`` (section 6.2 asks
         the experts to avoid race conditions on proposed NIDs)."""
         from registry.review.workflow import states_where
 
-        if (not request.proposed_nid or request.revises_id
-                or request.state in states_where(final=True)):
+        if (not registration.proposed_nid or registration.revises_id
+                or registration.state in states_where(final=True)):
             return self.none()
-        return (self.open().filter(proposed_nid__lower=request.proposed_nid.lower(),
-                                   revises__isnull=True).exclude(pk=request.pk))
+        return (self.open().filter(proposed_nid__lower=registration.proposed_nid.lower(),
+                                   revises__isnull=True).exclude(pk=registration.pk))
 
     def conflicting_nid_keys(self) -> set[str]:
         """Case-folded NIDs proposed by more than one open request."""
@@ -128,24 +128,24 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
         it), so the requests need no query of their own."""
         from registry.review.workflow import states_where
 
-        rounds = (Round.objects.filter(request=OuterRef("request")).order_by()
-                  .values("request").annotate(n=Count("pk")).values("n"))
+        rounds = (Round.objects.filter(registration=OuterRef("registration")).order_by()
+                  .values("registration").annotate(n=Count("pk")).values("n"))
         decisions = (RequestEvent.objects.decisions()
-                     .filter(Q(request__published_version__namespace=namespace)
-                             | Q(request__revises=namespace,
-                                 request__state__in=states_where(open=True)))
-                     .select_related("request__published_version", "actor")
-                     .annotate(request_round_count=Coalesce(Subquery(rounds), 0))
-                     .order_by(F("request__published_version__number").asc(nulls_last=True),
-                               "request_id", "created_at", "id"))
+                     .filter(Q(registration__published_version__namespace=namespace)
+                             | Q(registration__revises=namespace,
+                                 registration__state__in=states_where(open=True)))
+                     .select_related("registration__published_version", "actor")
+                     .annotate(registration_round_count=Coalesce(Subquery(rounds), 0))
+                     .order_by(F("registration__published_version__number").asc(nulls_last=True),
+                               "registration_id", "created_at", "id"))
         requests: dict[int, Any] = {}  # each request gains round_count and decisions
         for decision in decisions:
-            request = requests.get(decision.request_id)
-            if request is None:
-                request = requests[decision.request_id] = decision.request
-                request.round_count = decision.request_round_count
-                request.decisions = []
-            request.decisions.append(decision)
+            registration = requests.get(decision.registration_id)
+            if registration is None:
+                registration = requests[decision.registration_id] = decision.registration
+                registration.round_count = decision.registration_round_count
+                registration.decisions = []
+            registration.decisions.append(decision)
         return list(requests.values())
 
     def with_public_comments(self):
@@ -263,8 +263,8 @@ class RegistrationRequest(EventGuardedState, TemplateFields):
 class Round(AppendOnlyModel, TemplateFields):
     """The template exactly as submitted for one round of review. Immutable."""
 
-    request = models.ForeignKey(RegistrationRequest, on_delete=models.PROTECT,
-                                related_name="rounds")
+    registration = models.ForeignKey(RegistrationRequest, on_delete=models.PROTECT,
+                                     related_name="rounds", verbose_name="request")
     number = models.PositiveIntegerField()
     nid = models.CharField("NID", max_length=32, blank=True)
     kind = models.CharField(max_length=8, choices=Namespace.Kind.choices)
@@ -276,13 +276,13 @@ class Round(AppendOnlyModel, TemplateFields):
     submitted_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ["request", "number"]
+        ordering = ["registration", "number"]
         constraints = [
-            models.UniqueConstraint(fields=["request", "number"], name="one_round_number"),
+            models.UniqueConstraint(fields=["registration", "number"], name="one_round_number"),
         ]
 
     def __str__(self) -> str:
-        return f"round {self.number} of request #{self.request_id}"
+        return f"round {self.number} of request #{self.registration_id}"
 
     def values(self) -> dict[str, str]:
         return template_values(self)
@@ -300,8 +300,8 @@ class RequestEventQuerySet(AppendOnlyQuerySet):
 class RequestEvent(AppendOnlyModel):
     """One thing done to a request: who, when, which transition, from, to, why."""
 
-    request = models.ForeignKey(RegistrationRequest, on_delete=models.PROTECT,
-                                related_name="events")
+    registration = models.ForeignKey(RegistrationRequest, on_delete=models.PROTECT,
+                                     related_name="events", verbose_name="request")
     class Kind(models.TextChoices):
         TRANSITION = "transition", "Transition"
         CREATE = "create", "Draft started"
@@ -335,7 +335,7 @@ class RequestEvent(AppendOnlyModel):
         ordering = ["created_at", "id"]
 
     def __str__(self) -> str:
-        return f"#{self.request_id} {self.transition or self.kind}: {self.from_state} -> " \
+        return f"#{self.registration_id} {self.transition or self.kind}: {self.from_state} -> " \
             f"{self.to_state}"
 
     @property
@@ -368,8 +368,8 @@ class Comment(AppendOnlyModel):
         LIST = "list", "on the review list"
         MAIL = "mail", "by mail"
 
-    request = models.ForeignKey(RegistrationRequest, on_delete=models.PROTECT,
-                                related_name="comments")
+    registration = models.ForeignKey(RegistrationRequest, on_delete=models.PROTECT,
+                                     related_name="comments", verbose_name="request")
     author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
                                on_delete=models.PROTECT, related_name="+")
     author_name = models.CharField(max_length=200, blank=True)
@@ -389,7 +389,7 @@ class Comment(AppendOnlyModel):
         ordering = ["created_at", "id"]
 
     def __str__(self) -> str:
-        return f"comment by {self.author_label} on #{self.request_id}"
+        return f"comment by {self.author_label} on #{self.registration_id}"
 
     @property
     def author_label(self) -> str:
@@ -420,8 +420,8 @@ class Comment(AppendOnlyModel):
 
 
 class OutboundMessageQuerySet(models.QuerySet):
-    def about(self, request: RegistrationRequest):
-        return self.filter(request=request).order_by("created_at", "id")
+    def about(self, registration: RegistrationRequest):
+        return self.filter(registration=registration).order_by("created_at", "id")
 
     def undelivered(self):
         return self.filter(state=OutboundMessage.Delivery.PENDING)
@@ -437,7 +437,7 @@ class OutboundMessageQuerySet(models.QuerySet):
     def ahead_of(self, row: OutboundMessage):
         """The messages about the same request written before ``row`` and not yet
         sent: a request's mail goes out in the order it was written."""
-        return self.undelivered().filter(request_id=row.request_id).filter(
+        return self.undelivered().filter(registration_id=row.registration_id).filter(
             Q(created_at__lt=row.created_at) | Q(created_at=row.created_at, id__lt=row.pk)
         ).order_by("created_at", "id")
 
@@ -452,8 +452,8 @@ class OutboundMessage(models.Model):
         SENT = "sent", "Sent"
         FAILED = "failed", "Failed"
 
-    request = models.ForeignKey(RegistrationRequest, on_delete=models.PROTECT,
-                                related_name="outbound_messages")
+    registration = models.ForeignKey(RegistrationRequest, on_delete=models.PROTECT,
+                                     related_name="outbound_messages", verbose_name="request")
     event = models.ForeignKey(RequestEvent, null=True, blank=True, on_delete=models.PROTECT,
                               related_name="+")
     comment = models.ForeignKey(Comment, null=True, blank=True, on_delete=models.PROTECT,
@@ -497,7 +497,7 @@ class InboundMessageQuerySet(AppendOnlyQuerySet):
         """What arrived and could not be attributed (held, about no request, or past
         the parser's bounds), not yet attached by staff: the staff quarantine."""
         return (self.filter(outcome__in=InboundMessage.QUARANTINE)
-                .filter(placement__isnull=True).defer("raw").select_related("request")
+                .filter(placement__isnull=True).defer("raw").select_related("registration")
                 .order_by("-received_at", "-id"))
 
 
@@ -543,8 +543,9 @@ class InboundMessage(AppendOnlyModel):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
         related_name="+",
         help_text="The person whose reply address it was sent to (their own, revocable).")
-    request = models.ForeignKey(RegistrationRequest, null=True, blank=True,
-                                on_delete=models.PROTECT, related_name="inbound_messages")
+    registration = models.ForeignKey(RegistrationRequest, null=True, blank=True,
+                                     on_delete=models.PROTECT, related_name="inbound_messages",
+                                     verbose_name="request")
     comment = models.OneToOneField(Comment, null=True, blank=True, on_delete=models.PROTECT,
                                    related_name="inbound_message")
     bounced_message = models.ForeignKey(OutboundMessage, null=True, blank=True,
@@ -570,15 +571,15 @@ class InboundPlacement(AppendOnlyModel):
 
     message = models.OneToOneField(InboundMessage, on_delete=models.PROTECT,
                                    related_name="placement")
-    request = models.ForeignKey(RegistrationRequest, on_delete=models.PROTECT,
-                                related_name="+")
+    registration = models.ForeignKey(RegistrationRequest, on_delete=models.PROTECT,
+                                     related_name="+", verbose_name="request")
     comment = models.OneToOneField(Comment, on_delete=models.PROTECT, related_name="+")
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
                               related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
-        return f"{self.message.message_id} attached to #{self.request_id}"
+        return f"{self.message.message_id} attached to #{self.registration_id}"
 
 
 class ReplyKey(models.Model):

@@ -39,25 +39,25 @@ from registry.review.models import (
 logger = logging.getLogger(__name__)
 
 
-def ticket(request: RegistrationRequest) -> str:
+def ticket(registration: RegistrationRequest) -> str:
     """The ticket every subject carries, as IANA's tracker does: ``[URN #42]``."""
-    return f"[URN #{request.pk}]"
+    return f"[URN #{registration.pk}]"
 
 
-def thread_title(request: RegistrationRequest) -> str:
+def thread_title(registration: RegistrationRequest) -> str:
     """What the thread of a request is called (fixed by its first message)."""
-    if request.revises is not None:
-        return f"Revision of URN NID {request.revises.nid}"
-    kind = "Fast-track registration" if request.fast_track else "Registration"
-    if request.kind == "informal":
-        organisation = request.registrant_organisation.strip()
+    if registration.revises is not None:
+        return f"Revision of URN NID {registration.revises.nid}"
+    kind = "Fast-track registration" if registration.fast_track else "Registration"
+    if registration.kind == "informal":
+        organisation = registration.registrant_organisation.strip()
         return (f"{kind} request for an informal URN namespace"
                 + (f" ({organisation})" if organisation else ""))
-    return f"{kind} request for URN NID {request.proposed_nid or '(no NID yet)'}"
+    return f"{kind} request for URN NID {registration.proposed_nid or '(no NID yet)'}"
 
 
-def new_message_id(request: RegistrationRequest) -> str:
-    return f"<urn-{request.pk}.{secrets.token_hex(8)}@{settings.MAIL_DOMAIN}>"
+def new_message_id(registration: RegistrationRequest) -> str:
+    return f"<urn-{registration.pk}.{secrets.token_hex(8)}@{settings.MAIL_DOMAIN}>"
 
 
 def is_our_message_id(message_id: str) -> bool:
@@ -65,7 +65,7 @@ def is_our_message_id(message_id: str) -> bool:
         message_id.lower().startswith("<urn-")
 
 
-def queue_message(message: EmailMessage | None, *, request: RegistrationRequest,
+def queue_message(message: EmailMessage | None, *, registration: RegistrationRequest,
                   audience: str, event: RequestEvent | None = None,
                   comment: Comment | None = None) -> OutboundMessage | None:
     """Store ``message`` (built by ``mails.py``) in the outbox and have it sent after
@@ -78,23 +78,23 @@ def queue_message(message: EmailMessage | None, *, request: RegistrationRequest,
             in {a.lower() for a in [*message.to, *message.cc]}):
         # What came from the list (or by mail) is never posted back to it: no loops.
         return None
-    root = OutboundMessage.objects.about(request).first()
-    message_id = new_message_id(request)
+    root = OutboundMessage.objects.about(registration).first()
+    message_id = new_message_id(registration)
     headers = {
         "Message-ID": message_id,
         "Auto-Submitted": "auto-generated",  # RFC 3834: vacation responders stay quiet
         "X-Auto-Response-Suppress": "All",
-        "X-URN-Request": str(request.pk),
+        "X-URN-Request": str(registration.pk),
     }
     if root is None:
-        subject = header_text(f"{ticket(request)} {thread_title(request)}")
+        subject = header_text(f"{ticket(registration)} {thread_title(registration)}")
     else:
         base = root.subject.removeprefix("Re: ")
         subject = f"Re: {base}"
         headers["In-Reply-To"] = root.message_id
         headers["References"] = root.message_id
     row = OutboundMessage.objects.create(
-        request=request, event=event, comment=comment, audience=audience,
+        registration=registration, event=event, comment=comment, audience=audience,
         summary=header_text(str(message.subject))[:300], message_id=message_id,
         from_email=message.from_email or settings.DEFAULT_FROM_EMAIL,
         to=list(message.to), cc=list(message.cc), reply_to=list(message.reply_to),
@@ -179,7 +179,7 @@ def as_emails(row: OutboundMessage) -> list[EmailMessage]:
         if person is None:
             others.append(address)
             continue
-        reply = reply_address(request_pk=row.request_id, user_pk=person.pk,
+        reply = reply_address(registration_pk=row.registration_id, user_pk=person.pk,
                               version=versions.get(person.pk, 0))
         copies.append(_Copy(**base, reply_to=[reply], envelope_to=[address]))
     if others:

@@ -40,38 +40,38 @@ if TYPE_CHECKING:
 Context = dict[str, Any]
 
 
-def header_panel(registration_request: RegistrationRequest, *,
+def header_panel(registration: RegistrationRequest, *,
                  now: dt.datetime) -> Context:
     """The state badge and, while in public review, when the review period ends."""
-    return {"registration_request": registration_request,
-            "period_ends": registration_request.review_period_ends(), "now": now}
+    return {"registration": registration,
+            "period_ends": registration.review_period_ends(), "now": now}
 
 
-def race_panel(registration_request: RegistrationRequest) -> Context:
+def race_panel(registration: RegistrationRequest) -> Context:
     """The other open requests for the same NID, and the namespace that took it
     meanwhile. The race is remembered on the request, for the questions that follow."""
-    conflicts = list(RegistrationRequest.objects.conflicting_with(registration_request))
-    taken_by = workflow.registered_meanwhile(registration_request)
-    workflow.remember_race(registration_request,
+    conflicts = list(RegistrationRequest.objects.conflicting_with(registration))
+    taken_by = workflow.registered_meanwhile(registration)
+    workflow.remember_race(registration,
                            workflow.Race(len(conflicts), taken_by is not None))
     return {"conflicts": conflicts, "taken_by": taken_by,
-            "race": workflow.race_of(registration_request)}
+            "race": workflow.race_of(registration)}
 
 
-def request_warnings(registration_request: RegistrationRequest, index: Any = None) -> list:
+def registration_warnings(registration: RegistrationRequest, index: Any = None) -> list:
     """The section 5.1 / 6.2 warnings for the NID a request proposes."""
-    if not workflow.shows_nid_warnings(registration_request) or \
-            registration_request.is_revision or \
-            registration_request.kind != Namespace.Kind.FORMAL or \
-            not registration_request.proposed_nid:
+    if not workflow.shows_nid_warnings(registration) or \
+            registration.is_revision or \
+            registration.kind != Namespace.Kind.FORMAL or \
+            not registration.proposed_nid:
         return []
-    return nid_warnings(registration_request.proposed_nid,
-                        organisation=registration_request.registrant_organisation,
-                        request_id=registration_request.pk, index=index)
+    return nid_warnings(registration.proposed_nid,
+                        organisation=registration.registrant_organisation,
+                        registration_id=registration.pk, index=index)
 
 
-def warnings_panel(registration_request: RegistrationRequest) -> Context:
-    return {"nid_warnings": request_warnings(registration_request)}
+def warnings_panel(registration: RegistrationRequest) -> Context:
+    return {"nid_warnings": registration_warnings(registration)}
 
 
 def _bound(bound: Context, target: str) -> forms.Form | None:
@@ -80,31 +80,31 @@ def _bound(bound: Context, target: str) -> forms.Form | None:
     return form
 
 
-def actions_panel(registration_request: RegistrationRequest, user: Any, *,
+def actions_panel(registration: RegistrationRequest, user: Any, *,
                   bound: Context, now: dt.datetime) -> Context:
     """What ``user`` can do here now: the transitions on offer (each with its form),
     editing, assignment (to whom), the standardisation flag and the comment form. A
     refused form (``bound``) comes back at its place; its errors go above the page
     when its place is no longer offered."""
-    period_ends = registration_request.review_period_ends()
+    period_ends = registration.review_period_ends()
     early_until = period_ends if period_ends and period_ends > now else None
     offered = [(move, _bound(bound, move.name)
                 or TransitionForm(transition=move, period_ends=early_until))
-               for move in workflow.page_transitions(registration_request, user)]
-    audiences = workflow.comment_audiences(registration_request, user)
-    can_assign = workflow.can_assign(registration_request, user)
-    can_flag = workflow.can_set_standardisation(registration_request, user)
+               for move in workflow.page_transitions(registration, user)]
+    audiences = workflow.comment_audiences(registration, user)
+    can_assign = workflow.can_assign(registration, user)
+    can_flag = workflow.can_set_standardisation(registration, user)
     placed = ({move.name for move, _ in offered} | ({"comment"} if audiences else set())
               | ({"standardisation"} if can_flag else set()))
     refused = bound.get("form")
     unplaced = ([e for errors in refused.errors.values() for e in errors]
                 if refused is not None and bound.get("target") not in placed else [])
     experts = ([e for e in get_user_model().objects.designated_experts()
-                if workflow.may_be_assigned(registration_request, e)] if can_assign else [])
+                if workflow.may_be_assigned(registration, e)] if can_assign else [])
     return {
         "offered": offered,
         "offered_close": any(move.race_only for move, _ in offered),
-        "can_edit": workflow.can_edit(registration_request, user),
+        "can_edit": workflow.can_edit(registration, user),
         "can_assign": can_assign,
         "experts": experts,
         "can_set_standardisation": can_flag,
@@ -122,11 +122,11 @@ def round_diffs(query: QueryDict, rounds: list[Round]) -> Context:
     return {"a": a, "b": b, "diffs": field_diffs(a.values(), b.values()),
             "left_label": f"Round {a.number}", "right_label": f"Round {b.number}",
             "downloads": [(f"round {r.number}",
-                           reverse("review:round-txt", args=[r.request_id, r.number]))
+                           reverse("review:round-txt", args=[r.registration_id, r.number]))
                           for r in (a, b)]}
 
 
-def proposed_profile(text: str, registration_request: RegistrationRequest) -> dict | None:
+def proposed_profile(text: str, registration: RegistrationRequest) -> dict | None:
     """The profile a request proposes, checked as the form checked it (experts see
     its examples pass or fail)."""
     if not text.strip():
@@ -135,70 +135,70 @@ def proposed_profile(text: str, registration_request: RegistrationRequest) -> di
         data = json.loads(text)
     except ValueError as exc:
         return {"problems": [("profile", f"not JSON: {exc}")]}
-    nid = (registration_request.revises.nid if registration_request.revises_id
-           and registration_request.revises else registration_request.proposed_nid or None)
+    nid = (registration.revises.nid if registration.revises_id
+           and registration.revises else registration.proposed_nid or None)
     return profile_presentation(data, nid)
 
 
-def template_panel(registration_request: RegistrationRequest, user: Any,
+def template_panel(registration: RegistrationRequest, user: Any,
                    query: QueryDict) -> Context:
     """The template as last submitted (the working copy before submission), its
     rounds, and what changed between two of them; IANA's private contact for those
     who may see it."""
-    rounds = list(registration_request.rounds.order_by("-number"))
-    shown = rounds[0] if rounds else registration_request
+    rounds = list(registration.rounds.order_by("-number"))
+    shown = rounds[0] if rounds else registration
     values = template_values(shown)
     context: Context = {"shown": shown, "shown_values": values,
                         "private_contact": (
                             private_contact(values)
-                            if workflow.can_see_private_contact(registration_request, user)
+                            if workflow.can_see_private_contact(registration, user)
                             else []),
                         "sections": SECTIONS, "rounds": rounds,
-                        "profile": proposed_profile(shown.profile, registration_request)}
+                        "profile": proposed_profile(shown.profile, registration)}
     if len(rounds) >= 2:
         context["round_diffs"] = round_diffs(query, rounds)
     return context
 
 
-def timeline_panel(registration_request: RegistrationRequest, user: Any) -> Context:
+def timeline_panel(registration: RegistrationRequest, user: Any) -> Context:
     """The events ``user`` may read, each saying who acted, and the comments."""
-    events = list(registration_request.events.select_related("actor", "round")
-                  .exclude(kind__in=workflow.hidden_events(registration_request, user)))
+    events = list(registration.events.select_related("actor", "round")
+                  .exclude(kind__in=workflow.hidden_events(registration, user)))
     for event in events:
         event.who = (event.actor.display_name if event.actor else
                      "the review list" if event.kind == RequestEvent.Kind.LIST_COMMENT
                      else "system")
     return {"events": events,
-            "closing": workflow.closing_event(registration_request, events),
-            "comments": registration_request.comments.visible_to(user).select_related("author")}
+            "closing": workflow.closing_event(registration, events),
+            "comments": registration.comments.visible_to(user).select_related("author")}
 
 
-def mail_panel(registration_request: RegistrationRequest, user: Any) -> Context:
+def mail_panel(registration: RegistrationRequest, user: Any) -> Context:
     """What was sent about a request and what arrived that is not on the timeline:
     for those who may see the mail, nothing for anyone else."""
-    if not workflow.can_see_mail(registration_request, user):
+    if not workflow.can_see_mail(registration, user):
         return {}
-    sent = list(OutboundMessage.objects.about(registration_request))
+    sent = list(OutboundMessage.objects.about(registration))
     for message in sent:
         message.resendable = workflow.can_resend(message, user)
-    held = (InboundMessage.objects.filter(request=registration_request)
+    held = (InboundMessage.objects.filter(registration=registration)
             .exclude(outcome=InboundMessage.Outcome.PLACED).defer("raw"))
     return {"mail_log": sent, "mail_held": list(held), "show_mail": True,
             "can_handle_quarantine": workflow.can_handle_quarantine(user)}
 
 
-def request_page_context(registration_request: RegistrationRequest, user: Any, *,
-                         query: QueryDict, bound: Context | None = None,
-                         now: dt.datetime | None = None) -> Context:
+def registration_page_context(registration: RegistrationRequest, user: Any, *,
+                              query: QueryDict, bound: Context | None = None,
+                              now: dt.datetime | None = None) -> Context:
     """The whole request page: every panel's part. The race panel comes before the
     actions, which ask about the race it remembers."""
     now = now or timezone.now()
     return {
-        **header_panel(registration_request, now=now),
-        **race_panel(registration_request),
-        **warnings_panel(registration_request),
-        **actions_panel(registration_request, user, bound=bound or {}, now=now),
-        **template_panel(registration_request, user, query),
-        **timeline_panel(registration_request, user),
-        **mail_panel(registration_request, user),
+        **header_panel(registration, now=now),
+        **race_panel(registration),
+        **warnings_panel(registration),
+        **actions_panel(registration, user, bound=bound or {}, now=now),
+        **template_panel(registration, user, query),
+        **timeline_panel(registration, user),
+        **mail_panel(registration, user),
     }

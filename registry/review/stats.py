@@ -58,13 +58,13 @@ def time_to_decision() -> dict[str, Any]:
     IESG, rejected, or the standards body asking IANA to register), in days: overall
     and by the year of the decision."""
     rows = (RequestEvent.objects.filter(transition__in=DECIDING_TRANSITIONS,
-                                        request__review_started_at__isnull=False)
-            .values("request", "request__review_started_at")
+                                        registration__review_started_at__isnull=False)
+            .values("registration", "registration__review_started_at")
             .annotate(decided_at=Min("created_at")).order_by())
     by_year: dict[int, list[float]] = {}
     every: list[float] = []
     for row in rows:
-        days = max((row["decided_at"] - row["request__review_started_at"]).total_seconds(),
+        days = max((row["decided_at"] - row["registration__review_started_at"]).total_seconds(),
                    0) / 86400
         every.append(days)
         by_year.setdefault(row["decided_at"].year, []).append(days)

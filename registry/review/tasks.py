@@ -57,13 +57,14 @@ def remind_idle_requests_task(idle_days: int | None = None) -> int:
     """Periodic (celery beat): bring up the requests idle past the configured time
     (``idle_days`` overrides it), once per idle period, escalating each time
     (request_remind records each step). Returns how many steps were taken."""
-    from registry.review.actions import request_remind
+    from registry.review.actions import registration_remind
     from registry.review.models import RegistrationRequest
 
     idle = dt.timedelta(days=settings.REVIEW_IDLE_REMINDER_DAYS if idle_days is None
                         else idle_days)
     candidates = RegistrationRequest.objects.needing_reminder(now=timezone.now(), idle=idle)
-    return sum(request_remind(request=request, idle=idle) for request in candidates)
+    return sum(registration_remind(registration=registration,
+                                   idle=idle) for registration in candidates)
 
 
 @worker_ready.connect

@@ -6,7 +6,7 @@ app_name = "review"
 
 urlpatterns = [
     path("", views.my_requests, name="my-requests"),
-    path("new/", views.new_request, name="new"),
+    path("new/", views.new_registration, name="new"),
     path("review/", views.public_review, name="public-review"),
     path("dashboard/", views.dashboard, name="dashboard"),
     path("availability/", views.availability, name="availability"),
@@ -15,8 +15,8 @@ urlpatterns = [
     path("iana/mail/<int:message_pk>/attach/", mail_views.attach, name="quarantine-attach"),
     path("iana/mail/<int:message_pk>/message.eml", mail_views.raw_message,
          name="quarantine-raw"),
-    path("<int:pk>/", views.request_page, name="request"),
-    path("<int:pk>/edit/", views.edit_request, name="edit"),
+    path("<int:pk>/", views.registration_page, name="request"),
+    path("<int:pk>/edit/", views.edit_registration, name="edit"),
     path("<int:pk>/rounds/<int:number>/template.txt", views.round_txt, name="round-txt"),
     path("<int:pk>/do/<str:name>/", views.transition, name="transition"),
     path("<int:pk>/comment/", views.comment, name="comment"),

@@ -16,17 +16,17 @@ def nid_problems(nid: str) -> list[str]:
     return [str(p) for p in check_formal_nid(nid, registered)]
 
 
-def submission_problems(request: RegistrationRequest) -> list[str]:
-    problems = [f"{field_label(name)} is empty" for name in request.missing_fields()]
-    if request.kind == Namespace.Kind.FORMAL and not request.is_revision:
-        problems += nid_problems(request.proposed_nid)
-    if request.fast_track and not request.registrant.recognized_standards_body:
+def submission_problems(registration: RegistrationRequest) -> list[str]:
+    problems = [f"{field_label(name)} is empty" for name in registration.missing_fields()]
+    if registration.kind == Namespace.Kind.FORMAL and not registration.is_revision:
+        problems += nid_problems(registration.proposed_nid)
+    if registration.fast_track and not registration.registrant.recognized_standards_body:
         problems.append(
             "the fast track is only for recognized standards bodies (section 6.3); ask IANA "
             "staff to record your organisation's recognition, or use the community path"
         )
     # A revision always has the namespace it revises.
-    if (request.is_revision
-            and cast(Namespace, request.revises).holder_id != request.registrant_id):
+    if (registration.is_revision
+            and cast(Namespace, registration.revises).holder_id != registration.registrant_id):
         problems.append("only the holder of a namespace can revise it")
     return problems

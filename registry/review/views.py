@@ -1,6 +1,6 @@
 """Pages of the review: registrants' requests and form, the public review,
 the expert dashboard and the IANA staff queue. Every write calls actions.py;
-every "may this person see or do this?" is asked of workflow.py."""
+every "may this person see or do this?" is asked of the workflow package."""
 
 from __future__ import annotations
 
@@ -47,20 +47,20 @@ from registry.review.models import (
     RegistrationRequest,
     State,
 )
-from registry.review.presenters import request_page_context
-from registry.review.presenters import request_warnings as _request_warnings
+from registry.review.presenters import registration_page_context
+from registry.review.presenters import registration_warnings as _registration_warnings
 from registry.urns import check_formal_nid, check_informal_nid
 
 
-def _get_registration_request(request, pk: int) -> RegistrationRequest:
+def _get_registration(request, pk: int) -> RegistrationRequest:
     """The request, if ``request.user`` may see it; a private draft gets the same
     answer as a request that does not exist."""
-    registration_request = get_object_or_404(
+    registration = get_object_or_404(
         RegistrationRequest.objects.select_related("registrant", "revises", "assigned_expert"),
         pk=pk)
-    if not workflow.can_view(registration_request, request.user):
+    if not workflow.can_view(registration, request.user):
         raise Http404("No such request.")
-    return registration_request
+    return registration
 
 
 def _held_by(user):
@@ -83,7 +83,7 @@ def my_requests(request):
 
 
 @login_required
-def new_request(request):
+def new_registration(request):
     if request.GET.get("revises"):
         # Starting a revision writes a draft, so it is a POST (the namespace page's button).
         # The NID comes from the address bar: only a registered one is linked to.
@@ -113,7 +113,7 @@ def _start_revision(request, nid: str):
     if revises is None:
         raise Http404("No such namespace.")
     try:
-        draft = actions.request_create(actor=request.user, revises=revises)
+        draft = actions.registration_create(actor=request.user, revises=revises)
     except workflow.NotAllowed as exc:
         raise PermissionDenied(str(exc)) from exc
     except workflow.Refused as exc:
@@ -130,59 +130,59 @@ def _next_version(namespace: Namespace) -> int:
 
 
 @login_required
-def edit_request(request, pk):
-    registration_request = _get_registration_request(request, pk)
-    problem = workflow.edit_refusal(registration_request, request.user)
+def edit_registration(request, pk):
+    registration = _get_registration(request, pk)
+    problem = workflow.edit_refusal(registration, request.user)
     if isinstance(problem, workflow.NotAllowed):
         raise Http404("No such request.")  # someone else's request has no edit page
     if request.method == "POST" and "import_template" in request.POST and \
-            registration_request.is_editable:
-        return _import_template(request, registration_request)
+            registration.is_editable:
+        return _import_template(request, registration)
     if request.method == "POST":
-        return _save(request, registration_request)
+        return _save(request, registration)
     if problem is not None:
         messages.info(request, str(problem))
-        return redirect(registration_request)
-    form = RequestForm(instance=registration_request,
-                       initial={"edit_version": registration_request.edit_version},
-                       revision=registration_request.is_revision)
-    return render(request, "review/request_form.html", _form_context(registration_request, form))
+        return redirect(registration)
+    form = RequestForm(instance=registration,
+                       initial={"edit_version": registration.edit_version},
+                       revision=registration.is_revision)
+    return render(request, "review/request_form.html", _form_context(registration, form))
 
 
-def _import_template(request, registration_request: RegistrationRequest | None):
+def _import_template(request, registration: RegistrationRequest | None):
     """Prefill the form from a pasted or uploaded template. Nothing is saved: the
     form comes back with the template's values in place of what it held, and
     the parts that could not be mapped are listed for the registrant to place."""
-    revision = bool(registration_request and registration_request.is_revision)
+    revision = bool(registration and registration.is_revision)
     importer = TemplateImportForm(request.POST, request.FILES)
     if not importer.is_valid():
-        form = RequestForm(request.POST, instance=registration_request, revision=revision,
+        form = RequestForm(request.POST, instance=registration, revision=revision,
                            registrant=request.user)
-        context = _form_context(registration_request, form, importer=importer)
+        context = _form_context(registration, form, importer=importer)
         return render(request, "review/request_form.html", context, status=400)
     data, filled = importer.prefill(request.POST, revision=revision)
-    form = RequestForm(data, instance=registration_request, revision=revision,
+    form = RequestForm(data, instance=registration, revision=revision,
                        registrant=request.user)
     labels = [form.fields[name].label or name for name in filled if name in form.fields]
     messages.info(request, "The form is filled in from your template; nothing is saved until "
                            "you save the draft.")
-    context = _form_context(registration_request, form, importer=importer)
+    context = _form_context(registration, form, importer=importer)
     context["imported"] = {"parsed": importer.parsed, "filled": labels}
     return render(request, "review/request_form.html", context)
 
 
-def _form_context(registration_request: RegistrationRequest | None, form: RequestForm,
+def _form_context(registration: RegistrationRequest | None, form: RequestForm,
                   importer: TemplateImportForm | None = None) -> dict:
-    submit = (workflow.submit_transition(registration_request) if registration_request
+    submit = (workflow.submit_transition(registration) if registration
               else workflow.TRANSITIONS["submit"])
     context: dict[str, Any] = {
-        "form": form, "registration_request": registration_request, "submit": submit,
+        "form": form, "registration": registration, "submit": submit,
         "importer": importer or TemplateImportForm(),
-        "nid_warnings": _form_warnings(registration_request, form),
+        "nid_warnings": _form_warnings(registration, form),
     }
-    if registration_request is not None and registration_request.is_revision:
-        assert registration_request.revises is not None  # a revision revises one
-        current = registration_request.revises.current_version()
+    if registration is not None and registration.is_revision:
+        assert registration.revises is not None  # a revision revises one
+        current = registration.revises.current_version()
         working = {name: form[name].value() or "" for name in TEXT_FIELDS if name in form.fields}
         context["published"] = current
         context["diffs"] = [d for d in field_diffs(
@@ -190,13 +190,13 @@ def _form_context(registration_request: RegistrationRequest | None, form: Reques
         if current is not None:  # the draft's own text is in the form below
             context["downloads"] = [(f"published version {current.number}", reverse(
                 "namespaces:version-txt", args=[current.nid, current.number]))]
-    if registration_request is not None:
-        context["conflicts"] = RegistrationRequest.objects.conflicting_with(registration_request)
-        context["taken_by"] = workflow.registered_meanwhile(registration_request)
+    if registration is not None:
+        context["conflicts"] = RegistrationRequest.objects.conflicting_with(registration)
+        context["taken_by"] = workflow.registered_meanwhile(registration)
     return context
 
 
-def _form_warnings(registration_request: RegistrationRequest | None,
+def _form_warnings(registration: RegistrationRequest | None,
                    form: RequestForm) -> list:
     """The conflict warnings for the NID the form holds, shown with the field
     (the live check replaces them while the registrant types)."""
@@ -207,100 +207,100 @@ def _form_warnings(registration_request: RegistrationRequest | None,
     if kind != Namespace.Kind.FORMAL or not plausible_text(nid, 64):
         return []
     return nid_warnings(nid, organisation=form["registrant_organisation"].value() or "",
-                        request_id=registration_request.pk if registration_request else None)
+                        registration_id=registration.pk if registration else None)
 
 
-def _save(request, registration_request: RegistrationRequest | None):
+def _save(request, registration: RegistrationRequest | None):
     submitting = "submit" in request.POST
-    form = RequestForm(request.POST, instance=registration_request, submitting=submitting,
-                       revision=bool(registration_request and registration_request.is_revision),
+    form = RequestForm(request.POST, instance=registration, submitting=submitting,
+                       revision=bool(registration and registration.is_revision),
                        registrant=request.user)
-    if registration_request is not None:
-        problem = workflow.edit_refusal(registration_request, request.user)
+    if registration is not None:
+        problem = workflow.edit_refusal(registration, request.user)
         if problem is not None:  # typed text comes back, to copy
             form.is_valid()
             form.add_error(None, f"{problem} Your text is below so you can copy it.")
             return render(request, "review/request_form.html",
-                          _form_context(registration_request, form), status=problem.status)
+                          _form_context(registration, form), status=problem.status)
     if not form.is_valid():
         return render(request, "review/request_form.html",
-                      _form_context(registration_request, form), status=400)
+                      _form_context(registration, form), status=400)
     data = form.cleaned_data
     values = {name: data[name] for name in TEMPLATE_FIELDS if name in data}
     move = None
     try:
-        if registration_request is None:
-            registration_request = actions.request_create(
+        if registration is None:
+            registration = actions.registration_create(
                 actor=request.user, kind=data["kind"], proposed_nid=data["proposed_nid"],
                 fast_track=data["fast_track"], values=values,
             )
         else:
-            registration_request = actions.request_update(
-                request=registration_request, actor=request.user, edit_version=data["edit_version"],
-                kind=data.get("kind", registration_request.kind),
+            registration = actions.registration_update(
+                registration=registration, actor=request.user, edit_version=data["edit_version"],
+                kind=data.get("kind", registration.kind),
                 proposed_nid=data.get("proposed_nid", ""),
                 fast_track=data["fast_track"], values=values,
             )
         if submitting:
-            move = workflow.submit_transition(registration_request)
-            actions.request_transition(request=registration_request,
-                                       transition=move.name if move else "submit",
-                                       actor=request.user)
+            move = workflow.submit_transition(registration)
+            actions.registration_transition(registration=registration,
+                                            transition=move.name if move else "submit",
+                                            actor=request.user)
     except workflow.Refused as exc:
         form.add_error(exc.field if exc.field in form.fields else None, str(exc))
-        if registration_request is not None and registration_request.pk:
-            registration_request.refresh_from_db()
+        if registration is not None and registration.pk:
+            registration.refresh_from_db()
         return render(request, "review/request_form.html",
-                      _form_context(registration_request, form), status=exc.status)
+                      _form_context(registration, form), status=exc.status)
     if move is not None:
         messages.success(request, move.done)
-        return redirect(registration_request)
+        return redirect(registration)
     messages.success(request, "Draft saved.")
-    return redirect("review:edit", pk=registration_request.pk)
+    return redirect("review:edit", pk=registration.pk)
 
 
-def _page(request, registration_request: RegistrationRequest, *, bound: dict | None = None,
+def _page(request, registration: RegistrationRequest, *, bound: dict | None = None,
           status: int = 200) -> HttpResponse:
     """The request page, built panel by panel (registry/review/presenters.py). ``bound``
     is a refused form to show as it was sent, with its errors at their fields:
     {"target": transition name | "comment" | "standardisation", "form": the bound form}."""
-    context = request_page_context(registration_request, request.user, query=request.GET,
-                                   bound=bound)
+    context = registration_page_context(registration, request.user, query=request.GET,
+                                        bound=bound)
     return render(request, "review/request_page.html", context, status=status)
 
 
 @require_GET
-def request_page(request, pk):
-    return _page(request, _get_registration_request(request, pk))
+def registration_page(request, pk):
+    return _page(request, _get_registration(request, pk))
 
 
 @login_required
 @require_POST
 def resend_mail(request, pk, message_pk):
-    registration_request = _get_registration_request(request, pk)
-    message = get_object_or_404(OutboundMessage, pk=message_pk, request=registration_request)
+    registration = _get_registration(request, pk)
+    message = get_object_or_404(OutboundMessage, pk=message_pk, registration=registration)
     try:
         actions.message_resend(message=message, actor=request.user)
     except workflow.Refused as exc:
         messages.error(request, str(exc))
     else:
         messages.success(request, f"“{message.summary}” is being sent again.")
-    return redirect(f"{registration_request.get_absolute_url()}#mail")
+    return redirect(f"{registration.get_absolute_url()}#mail")
 
 
 @require_GET
 def round_txt(request, pk, number):
     """A submitted round as plain text, in the layout of the published templates."""
-    registration_request = _get_registration_request(request, pk)
-    chosen = registration_request.rounds.filter(number=number).first()
+    registration = _get_registration(request, pk)
+    chosen = registration.rounds.filter(number=number).first()
     if chosen is None:
         raise Http404("No such round.")
-    text = render_text(nid=chosen.nid or registration_request.display_nid, version=chosen.version,
+    text = render_text(nid=chosen.nid or registration.display_nid, version=chosen.version,
                        date=chosen.date, values=chosen.values(), fast_track=chosen.fast_track)
     return HttpResponse(text, content_type="text/plain; charset=utf-8")
 
 
-def _carry_out(request, registration_request, target: str, form,
+def _carry_out(request, registration, target: str, form,
                act: Callable[[dict], object]) -> HttpResponse | None:
     """Do what a form posted from the request page asks: ``act(cleaned_data)`` calls
     the action. None once it is done; otherwise the page again with the form as it was
@@ -316,77 +316,77 @@ def _carry_out(request, registration_request, target: str, form,
             form.add_error(problem.field if problem.field in form.fields else None,
                            str(problem))
             status = problem.status
-    return _page(request, registration_request, bound={"target": target, "form": form},
+    return _page(request, registration, bound={"target": target, "form": form},
                  status=status)
 
 
 @login_required
 @require_POST
 def transition(request, pk, name):
-    registration_request = _get_registration_request(request, pk)
+    registration = _get_registration(request, pk)
     move = workflow.TRANSITIONS.get(name)
     if move is None:
         raise Http404("No such action.")
-    ends = registration_request.review_period_ends()
+    ends = registration.review_period_ends()
     form = TransitionForm(request.POST, transition=move,
                           period_ends=ends if ends and ends > timezone.now() else None)
-    shown = _carry_out(request, registration_request, name, form, lambda data: (
-        actions.request_transition(request=registration_request, transition=name,
-                                   actor=request.user, comment=data["comment"],
-                                   early_reason=data["early_reason"])))
+    shown = _carry_out(request, registration, name, form, lambda data: (
+        actions.registration_transition(registration=registration, transition=name,
+                                        actor=request.user, comment=data["comment"],
+                                        early_reason=data["early_reason"])))
     if shown is not None:
         return shown
     messages.success(request, move.done)
-    return redirect(registration_request)
+    return redirect(registration)
 
 
 @login_required
 @require_POST
 @limited("comment", key="user")
 def comment(request, pk):
-    registration_request = _get_registration_request(request, pk)
+    registration = _get_registration(request, pk)
     form = CommentForm(request.POST)
-    shown = _carry_out(request, registration_request, "comment", form, lambda data: (
-        actions.request_comment(request=registration_request, actor=request.user,
-                                body=data["body"], audience=data["audience"])))
+    shown = _carry_out(request, registration, "comment", form, lambda data: (
+        actions.registration_comment(registration=registration, actor=request.user,
+                                     body=data["body"], audience=data["audience"])))
     if shown is not None:
         return shown
     messages.success(request, "Comment posted.")
-    return redirect(f"{registration_request.get_absolute_url()}#comments")
+    return redirect(f"{registration.get_absolute_url()}#comments")
 
 
 @login_required
 @require_POST
 def assign(request, pk):
-    registration_request = _get_registration_request(request, pk)
+    registration = _get_registration(request, pk)
     form = AssignForm(request.POST)
     expert = None
     if form.is_valid() and form.cleaned_data["expert"]:
         expert = get_user_model().objects.filter(pk=form.cleaned_data["expert"]).first()
     try:
-        actions.request_assign(request=registration_request, expert=expert, actor=request.user)
+        actions.registration_assign(registration=registration, expert=expert, actor=request.user)
     except workflow.Refused as exc:
         messages.error(request, str(exc))
-        return _page(request, registration_request, status=exc.status)
+        return _page(request, registration, status=exc.status)
     if request.POST.get("next") == "dashboard":
         return redirect("review:dashboard")
-    return redirect(registration_request)
+    return redirect(registration)
 
 
 @login_required
 @require_POST
 def standardisation(request, pk):
-    registration_request = _get_registration_request(request, pk)
+    registration = _get_registration(request, pk)
     form = StandardisationForm(request.POST)
-    shown = _carry_out(request, registration_request, "standardisation", form, lambda data: (
-        actions.request_set_standardisation(request=registration_request, actor=request.user,
-                                            involved=data["involved"],
-                                            comment=data["comment"])))
+    shown = _carry_out(request, registration, "standardisation", form, lambda data: (
+        actions.registration_set_standardisation(registration=registration, actor=request.user,
+                                                 involved=data["involved"],
+                                                 comment=data["comment"])))
     if shown is not None:
         return shown
     messages.success(request, "Standardisation is involved: approval goes to the IESG."
                      if form.cleaned_data["involved"] else "No standardisation involved.")
-    return redirect(registration_request)
+    return redirect(registration)
 
 
 @require_GET
@@ -416,7 +416,7 @@ def dashboard(request):
     experts = list(get_user_model().objects.designated_experts().with_load())
     columns = [(State(state).label, state,
                 [(r, workflow.race_of(r), workflow.can_assign(r, request.user),
-                  _request_warnings(r, index),
+                  _registration_warnings(r, index),
                   workflow.suggested_assignee(r, experts, today=today)) for r in rows])
                for state, rows in queue.items()]
     load = [(e, workflow.unavailability(e, today=today)) for e in experts]
@@ -534,7 +534,7 @@ def nid_check(request):
     warnings = nid_warnings(
         nid, organisation=(organisation if plausible_text(organisation, ORGANISATION_MAX_CHARS)
                            else ""),
-        request_id=int(query["request"]) if query["request"] else None,
+        registration_id=int(query["request"]) if query["request"] else None,
     ) if kind != "informal" and plausible_text(nid, 64) else []
     return JsonResponse({
         "nid": nid,

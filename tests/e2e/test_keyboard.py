@@ -11,7 +11,7 @@ from django.conf import settings
 from django.test import Client
 
 from registry.review.models import State
-from tests.factories import make_request
+from tests.factories import make_registration
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -120,10 +120,10 @@ def test_request_form_by_keyboard_alone(browser: Any, live_server: Any, registra
 
 def test_expert_approves_by_keyboard_alone(browser: Any, live_server: Any, registrant: Any,
                                            expert: Any) -> None:
-    request = make_request(registrant, nid="keyboardnid")
+    registration = make_registration(registrant, nid="keyboardnid")
     context, page = keyboard_page(browser, live_server, expert, width=1280, height=900)
     page.goto("/requests/dashboard/")
-    tab_to(page, f"a.btn[href='{request.get_absolute_url()}']")
+    tab_to(page, f"a.btn[href='{registration.get_absolute_url()}']")
     with page.expect_navigation():
         page.keyboard.press("Enter")
 
@@ -135,7 +135,7 @@ def test_expert_approves_by_keyboard_alone(browser: Any, live_server: Any, regis
     with page.expect_navigation():
         page.keyboard.press("Enter")
 
-    request.refresh_from_db()
-    assert request.state == State.APPROVED
-    assert request.events.filter(transition="approve", actor=expert).exists()
+    registration.refresh_from_db()
+    assert registration.state == State.APPROVED
+    assert registration.events.filter(transition="approve", actor=expert).exists()
     context.close()

@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 
 from registry.review.models import OutboundMessage
-from tests.factories import make_request, make_user
+from tests.factories import make_registration, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -24,10 +24,10 @@ def _eager(settings):
     settings.CELERY_TASK_ALWAYS_EAGER = True
 
 
-def pipe(name: str, request) -> None:
-    root = OutboundMessage.objects.about(request).first()
+def pipe(name: str, registration) -> None:
+    root = OutboundMessage.objects.about(registration).first()
     raw = (EML / f"{name}.eml").read_bytes()
-    for key, value in (("REQ", str(request.pk)), ("NID", request.proposed_nid),
+    for key, value in (("REQ", str(registration.pk)), ("NID", registration.proposed_nid),
                        ("ROOT", root.message_id.strip("<>"))):
         raw = raw.replace(f"%%{key}%%".encode(), value.encode())
     stdin, sys.stdin = sys.stdin, io.TextIOWrapper(io.BytesIO(raw))
@@ -40,14 +40,14 @@ def pipe(name: str, request) -> None:
 def test_a_list_reply_appears_under_its_request(new_page):
     registrant = make_user("registrant@example.org", organisation="Example Archive Foundation")
     make_user("expert@example.org", roles=["designated expert"])
-    other = make_request(registrant, nid="quietnid")
-    request = make_request(registrant, nid="racefoo")
-    pipe("gmail_list_reply", request)
-    pipe("thunderbird_flowed", request)
+    other = make_registration(registrant, nid="quietnid")
+    registration = make_registration(registrant, nid="racefoo")
+    pipe("gmail_list_reply", registration)
+    pipe("thunderbird_flowed", registration)
 
     page = new_page()
     page.goto("/requests/review/")
-    row = page.locator(f"#discussion-{request.pk}")
+    row = page.locator(f"#discussion-{registration.pk}")
     row.wait_for()
     assert "2 messages in the review" in row.inner_text()
     authors = row.locator(".comment-author").all_inner_texts()
@@ -57,7 +57,7 @@ def test_a_list_reply_appears_under_its_request(new_page):
     page.screenshot(path=str(SHOTS / "public-review-list-reply.png"), full_page=True)
 
     row.locator("a", has_text="2 messages in the review").click()
-    page.wait_for_url(f"**/requests/{request.pk}/#comments")
+    page.wait_for_url(f"**/requests/{registration.pk}/#comments")
     comment = page.locator("#comments ~ article").first
     assert comment.locator(".comment-author").inner_text() == "Alice Reviewer"
     fold = comment.locator("details.mail-fold").first

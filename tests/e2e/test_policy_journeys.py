@@ -43,7 +43,7 @@ def test_an_expert_closes_the_case_twin_of_a_request(new_page):
     assert "Closed" in page.inner_text("main h1 + .badge, main .badge >> nth=0")
     twin.refresh_from_db()
     assert twin.state == State.CLOSED
-    event = RequestEvent.objects.filter(request=twin).latest("id")
+    event = RequestEvent.objects.filter(registration=twin).latest("id")
     assert (event.transition, event.actor.email) == ("close", "expert@example.org")
     page.goto("/requests/dashboard/")
     assert page.locator("[data-race=conflict]").count() == 0

@@ -57,11 +57,11 @@ def test_a_profile_refused_at_the_field_corrected_reviewed_published_and_used(
     registrant.fill("textarea[name=profile]", json.dumps(PROFILE, indent=1))
     registrant.click("button[name=submit]")
     registrant.wait_for_selector("text=Submitted: the template went to the review list")
-    request_url = registrant.url
+    registration_url = registrant.url
 
     reviewer = new_page()
     log_in(reviewer, expert.email, lands_on=r"/requests/dashboard/$")
-    reviewer.goto(request_url)
+    reviewer.goto(registration_url)
     checked = [row.inner_text() for row in reviewer.query_selector_all("#profile tbody tr")]
     assert len(checked) == 2
     assert "passes" in checked[0] and "fails, as it should" in checked[1]

@@ -95,25 +95,25 @@ def test_community_registration_from_sign_up_to_published_page(new_page, expert,
     registrant.click("button[name=submit]")
     registrant.wait_for_selector("text=Submitted: the template went to the review list")
     assert "In public review" in registrant.inner_text("main")
-    request_url = registrant.url
+    registration_url = registrant.url
     assert any(m.subject.endswith("] Registration request for URN NID alicearchive")
                for m in mail.outbox)
 
     reviewer = new_page()
     log_in(reviewer, expert.email, lands_on=r"/requests/dashboard/$")
     reviewer.click("table[data-state=in_review] >> a.btn:has-text(\"Review\")")
-    assert reviewer.url == request_url
+    assert reviewer.url == registration_url
     reviewer.fill("#id_request_changes_comment", "Please say whether the NSS is case-sensitive.")
     reviewer.click("button[value=request_changes]")
     reviewer.wait_for_selector("text=Changes requested; the registrant will be told by mail.")
 
-    registrant.goto(request_url)
+    registrant.goto(registration_url)
     registrant.click("text=Edit the template")
     registrant.fill("[name=syntax]", "NSS = 1*DIGIT; compared case-sensitively.")
     registrant.click("button[name=submit]")
     registrant.wait_for_selector("text=Resubmitted: the new round went to the review list")
 
-    reviewer.goto(request_url)
+    reviewer.goto(registration_url)
     assert "Compare rounds" in reviewer.inner_text("main")
     approve_early(reviewer, "Clear and complete.", "The list discussion is over; no objections.")
     complete_registration(new_page, staff)
@@ -147,19 +147,19 @@ def test_fast_track_from_sign_up_to_published_page(new_page, expert):
                   fast_track=True)
     body.click("button[name=submit]")
     body.wait_for_selector("text=Submitted: the template went to the review list")
-    request_url = body.url
+    registration_url = body.url
     assert "Fast track" in body.inner_text("main")
 
     reviewer = new_page()
     log_in(reviewer, expert.email, lands_on=r"/requests/dashboard/$")
-    reviewer.goto(request_url)
+    reviewer.goto(registration_url)
     assert reviewer.locator("button[value=approve]").count() == 0  # reviews are advisory
     reviewer.fill("#id_body", "Advice: consider documenting the check digit.")
     reviewer.select_option("select[name=audience]", "registrant")
     reviewer.click("form[action$=\"/comment/\"] button")
     reviewer.wait_for_selector("text=Comment posted.")
 
-    body.goto(request_url)
+    body.goto(registration_url)
     assert "consider documenting the check digit" in body.inner_text("main")
     body.click("button[value=request_registration]")  # the body decides when
     body.wait_for_selector("text=Asked: the request is in the IANA staff queue.")

@@ -67,8 +67,8 @@ def test_checker_never_crashes(client, db, urn):
 
 
 def test_request_page_shows_the_section_5_1_warnings(client, registrant):
-    from tests.factories import make_request
+    from tests.factories import make_registration
 
-    request = make_request(registrant, nid="fra")
-    warnings = one(page(client.get(request.get_absolute_url())), "//*[@id='nid-warnings']")
+    registration = make_registration(registrant, nid="fra")
+    warnings = one(page(client.get(registration.get_absolute_url())), "//*[@id='nid-warnings']")
     assert "ISO 3166-1 country code" in text(one(warnings, ".//li[@data-code='country_code']"))

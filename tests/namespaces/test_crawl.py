@@ -11,7 +11,7 @@ import pytest
 
 from registry.namespaces.actions import namespace_register, version_publish
 from registry.namespaces.export_build import build_current_exports
-from tests.factories import complete_values, make_request
+from tests.factories import complete_values, make_registration
 from tests.html import links, one, page, text
 from tests.namespaces.test_query_counts import EXPORT_BUILD_LIMIT
 
@@ -24,7 +24,7 @@ def populated(registry, registrant, staff):
                                    date=dt.date(2026, 1, 1), actor=staff, holder=registrant)
     version_publish(namespace=namespace, date=dt.date(2026, 2, 1), actor=staff,
                     values=complete_values(revision_information="Second version."))
-    make_request(registrant, nid="inreview")
+    make_registration(registrant, nid="inreview")
 
 
 def test_no_public_page_or_internal_link_is_broken(client, populated):

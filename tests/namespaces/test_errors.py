@@ -7,7 +7,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from tests.factories import make_request
+from tests.factories import make_registration
 from tests.html import main_text
 
 
@@ -38,7 +38,7 @@ def _without_tokens(response) -> str:
 @pytest.mark.parametrize("suffix", ["", "edit/", "rounds/1/template.txt"])
 def test_a_private_draft_and_a_missing_id_answer_the_same_404(production_errors, registrant,
                                                               other_registrant, suffix):
-    draft = make_request(registrant, nid="secretdraft", submit=False)
+    draft = make_registration(registrant, nid="secretdraft", submit=False)
     production_errors.force_login(other_registrant)
     private = production_errors.get(f"/requests/{draft.pk}/{suffix}")
     missing = production_errors.get(f"/requests/{draft.pk + 1000}/{suffix}")

@@ -309,7 +309,7 @@ def test_a_submission_leaves_the_exports_as_they_are(transactional_db, client, r
     queued, the same files are served with the same validators; a registration moves
     both, with one build queued at its commit."""
     from registry.namespaces import actions as namespace_actions
-    from tests.factories import approve, make_request
+    from tests.factories import approve, make_registration
 
     register("first", staff)
     first = client.get("/registry.csv")
@@ -317,12 +317,12 @@ def test_a_submission_leaves_the_exports_as_they_are(transactional_db, client, r
     built = built_generations()
     queued: list[bool] = []
     monkeypatch.setattr(namespace_actions, "_queue_export_build", lambda: queued.append(True))
-    request = make_request(registrant, nid="quietnid")
+    registration = make_registration(registrant, nid="quietnid")
     assert queued == []
     assert current_generation().key != pages and current_generation().exports_key == exports_key
     assert client.get("/registry.csv", HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 304
     assert built_generations() == built and built[-1] == exports_key
-    approve(request, expert, staff, register=True)
+    approve(registration, expert, staff, register=True)
     assert queued == [True]
     assert current_generation().exports_key != exports_key
     assert b",quietnid," in client.get("/registry.csv").getvalue()

@@ -105,7 +105,7 @@ def test_a_profiles_own_examples_agree_with_its_corpus(nid):
     assert not missing, f"counter-examples not among the corpus's invalid URNs: {missing}"
 
 
-def check(client, urns: list[str]) -> dict[str, dict]:
+def checked_by_api(client, urns: list[str]) -> dict[str, dict]:
     results = {}
     for start in range(0, len(urns), MAX_URNS):
         response = client.post("/api/check", json.dumps(urns[start:start + MAX_URNS]),
@@ -119,7 +119,7 @@ def check(client, urns: list[str]) -> dict[str, dict]:
 def test_the_checker_agrees_with_the_corpus(client, registry, name):
     corpus = CORPORA[name]
     expected = corpus.expected_nss_valid
-    results = check(client, list(expected))
+    results = checked_by_api(client, list(expected))
     disagreements = []
     for urn, nss_valid in expected.items():
         result = results[urn]

@@ -25,7 +25,7 @@ from registry.namespaces.actions import (
 from registry.namespaces.iana import Person, Record
 from registry.namespaces.models import Namespace, RegistryGeneration
 from registry.review import actions as review_actions
-from tests.factories import complete_values, make_request
+from tests.factories import complete_values, make_registration
 
 NID_LINKS = '//a[contains(concat(" ", @class, " "), " nid ")]'
 
@@ -59,7 +59,7 @@ def test_every_writer_moves_the_generation(db, staff, registrant):
                                                references=[{"type": "rfc", "data": "rfc1"}])),
         lambda: person_sync(person=Person(person_id="New_Person", name="New Person")),
         lambda: registry_metadata_set(key="formal", experts="Someone New"),
-        lambda: make_request(registrant, nid="viareview"),  # a transition: in review
+        lambda: make_registration(registrant, nid="viareview"),  # a transition: in review
     ]
     for move in moves:
         before = generation()
@@ -144,11 +144,12 @@ def test_messages_reach_the_visitor_through_a_cached_page(client, registry, regi
 
 
 def test_the_public_review_list_follows_transitions(client, registrant, expert, staff):
-    request = make_request(registrant, nid="reviewme")
+    registration = make_registration(registrant, nid="reviewme")
     tree = lxml_html.fromstring(client.get("/requests/review/").content)
     assert [a.text_content() for a in tree.xpath('//*[@id="pending"]' + NID_LINKS)] == ["reviewme"]
-    review_actions.request_transition(request=request, transition="approve", actor=expert,
-                                      comment="Fine.", early_reason="Test.")
+    review_actions.registration_transition(registration=registration, transition="approve",
+                                           actor=expert,
+                                           comment="Fine.", early_reason="Test.")
     tree = lxml_html.fromstring(client.get("/requests/review/").content)
     assert not tree.xpath('//*[@id="pending"]' + NID_LINKS)
 

@@ -13,7 +13,7 @@ from registry.namespaces.export_build import build_current_exports
 from registry.namespaces.export_files import EXPORTS
 from registry.namespaces.models import ExportGeneration
 from registry.namespaces.public_cache import local_store
-from tests.factories import approve, complete_values, make_request
+from tests.factories import approve, complete_values, make_registration
 
 PUBLIC_PAGES = [
     "/", "/?letter=w&sort=-date&status=active", "/search/?q=widget", "/search/?q=words",
@@ -61,9 +61,10 @@ def grow(size: int, *, staff, registrant, expert) -> None:
         if i % 2:
             namespace_set_status(namespace=namespace, status="deprecated", comment="Replaced.",
                                  actor=staff)
-        make_request(registrant, nid=f"pending{i:03d}")
-        approve(make_request(registrant, nid=f"approved{i:03d}"), expert)
-        approve(make_request(registrant, nid=f"registered{i:03d}"), expert, staff, register=True)
+        make_registration(registrant, nid=f"pending{i:03d}")
+        approve(make_registration(registrant, nid=f"approved{i:03d}"), expert)
+        approve(make_registration(registrant, nid=f"registered{i:03d}"), expert, staff,
+                register=True)
 
 
 def cold_queries(client, path: str) -> int:

@@ -4,8 +4,8 @@ from lxml.html import HtmlElement
 
 from registry.accounts.roles import EXPERT_ROLE, REGISTRANT_ROLE, STAFF_ROLE
 from registry.review import actions, workflow
-from registry.review.actions import request_set_standardisation
-from tests.factories import make_request
+from registry.review.actions import registration_set_standardisation
+from tests.factories import make_registration
 from tests.html import text
 
 EARLY = "Tested before the period ends."
@@ -38,7 +38,7 @@ ROUTES = _routes(workflow.COMMUNITY)
 FAST_ROUTES = _routes(workflow.FAST_TRACK)
 
 
-def request_in(state, *, path, people, nid, standardisation=False):
+def registration_in(state, *, path, people, nid, standardisation=False):
     """A request of ``people["registrant"]`` driven into ``state`` through the real
     actions; None when ``path`` never reaches it. What a move requires is read from its
     row: standardisation is set for a move that needs it, and a move only for a request
@@ -48,24 +48,25 @@ def request_in(state, *, path, people, nid, standardisation=False):
     if route is None:
         return None
     owner = people["registrant"]
-    request = make_request(owner, nid=nid, fast_track=fast, submit=False)
+    registration = make_registration(owner, nid=nid, fast_track=fast, submit=False)
     flag = standardisation or any(workflow.TRANSITIONS[name].standardisation
                                   for name, _ in route)
     for name, who in route:
         rival = None
         if workflow.TRANSITIONS[name].race_only:
-            rival = make_request(owner, nid=nid.upper(), fast_track=fast)
-        request = actions.request_transition(
-            request=request, transition=name, actor=people[who],
+            rival = make_registration(owner, nid=nid.upper(), fast_track=fast)
+        registration = actions.registration_transition(
+            registration=registration, transition=name, actor=people[who],
             comment="Because." , early_reason=EARLY,
         )
         if rival is not None:
-            actions.request_transition(request=rival, transition="withdraw", actor=owner)
+            actions.registration_transition(registration=rival, transition="withdraw", actor=owner)
         if flag and name == "submit":  # the experts set it once they see the request
-            request = request_set_standardisation(request=request, involved=True,
-                                                  actor=people["expert"])
+            registration = registration_set_standardisation(registration=registration,
+                                                            involved=True,
+                                                            actor=people["expert"])
             flag = False
-    return request
+    return registration
 
 
 def sent_summaries(outbox) -> list[str]:

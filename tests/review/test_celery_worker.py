@@ -12,7 +12,7 @@ from registry.celery import app
 from registry.review import actions
 from registry.review.models import OutboundMessage
 from registry.review.tasks import requeue_undelivered_mail_task
-from tests.factories import make_request
+from tests.factories import make_registration
 from tests.review.helpers import sent_summaries
 
 REDIS = os.environ.get("TEST_REDIS_URL", "")
@@ -72,18 +72,18 @@ def wait_for(count, timeout=90.0):
 
 def test_submission_and_decision_mails_go_out_once_each(worker, registrant, expert, staff):
     mail.outbox.clear()
-    request = make_request(registrant, nid="workermail")
+    registration = make_registration(registrant, nid="workermail")
     wait_for(2)
-    received = f"Received: your URN namespace request #{request.pk} is in public review"
+    received = f"Received: your URN namespace request #{registration.pk} is in public review"
     assert sorted(sent_summaries(mail.outbox)) == sorted([
         "[urn] Registration request for URN NID workermail", received]), \
         list(OutboundMessage.objects.values_list("state", "attempts", "last_error"))
-    actions.request_transition(request=request, transition="approve", actor=expert,
-                               comment="Good.", early_reason="Worker test.")
+    actions.registration_transition(registration=registration, transition="approve", actor=expert,
+                                    comment="Good.", early_reason="Worker test.")
     wait_for(4)
     assert sorted(sent_summaries(mail.outbox)) == sorted([
         "[urn] Registration request for URN NID workermail", received,
-        f"Your URN namespace request #{request.pk}: Ready for IANA to register",
+        f"Your URN namespace request #{registration.pk}: Ready for IANA to register",
         "[IANA] workermail: Ready for IANA to register",
     ])
     assert set(OutboundMessage.objects.values_list("state", flat=True)) == {"sent"}
@@ -96,7 +96,7 @@ def test_broker_down_during_a_submission_then_back(client, registrant, expert):
     from tests.review.test_request_form import form_data
 
     mail.outbox.clear()
-    draft = make_request(registrant, nid="brokerback", submit=False)
+    draft = make_registration(registrant, nid="brokerback", submit=False)
     client.force_login(registrant)
     with broker_down():
         response = client.post(f"/requests/{draft.pk}/edit/",

@@ -11,7 +11,7 @@ from django.db import connection
 from registry.namespaces.models import Namespace
 from registry.review import actions
 from registry.review.models import State
-from tests.factories import approve, make_request, make_user
+from tests.factories import approve, make_registration, make_user
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -20,15 +20,16 @@ def race(requests, staff):
     barrier = threading.Barrier(len(requests))
     outcomes = {}
 
-    def register(request):
+    def register(registration):
         try:
             barrier.wait(timeout=30)
-            actions.request_transition(request=request, transition="register", actor=staff)
-            outcomes[request.pk] = "registered"
+            actions.registration_transition(registration=registration, transition="register",
+                                            actor=staff)
+            outcomes[registration.pk] = "registered"
         except actions.TransitionRefused as exc:
-            outcomes[request.pk] = str(exc)
+            outcomes[registration.pk] = str(exc)
         except Exception as exc:  # noqa: BLE001 - reported by the assertion below
-            outcomes[request.pk] = f"CRASH {type(exc).__name__}: {exc}"
+            outcomes[registration.pk] = f"CRASH {type(exc).__name__}: {exc}"
         finally:
             connection.close()
 
@@ -42,7 +43,7 @@ def race(requests, staff):
 
 def test_50_concurrent_informal_registrations_get_urn_8_to_urn_57(registry, registrant,
                                                                   expert, staff):
-    requests = [approve(make_request(registrant, nid="", kind="informal"), expert)
+    requests = [approve(make_registration(registrant, nid="", kind="informal"), expert)
                 for _ in range(50)]
     outcomes = race(requests, staff)
     assert list(outcomes.values()) == ["registered"] * 50
@@ -57,7 +58,7 @@ def test_20_threads_racing_for_racefoo_one_wins(registry, expert, staff):
     requests = []
     for i in range(20):
         user = make_user(f"racer{i}@example.org", organisation=f"Racer {i}")
-        requests.append(approve(make_request(user, nid=spellings[i % 5]), expert))
+        requests.append(approve(make_registration(user, nid=spellings[i % 5]), expert))
     outcomes = race(requests, staff)
     winners = [pk for pk, outcome in outcomes.items() if outcome == "registered"]
     losers = [outcome for outcome in outcomes.values() if outcome != "registered"]
@@ -69,9 +70,10 @@ def test_20_threads_racing_for_racefoo_one_wins(registry, expert, staff):
                or ("is already registered" in message and "case-insensitively" in message)
                for message in losers), losers
     assert Namespace.objects.by_nid("RACEFOO").count() == 1
-    for request in requests:
-        request.refresh_from_db()
-        assert request.state == (State.REGISTERED if request.pk in winners else State.APPROVED)
+    for registration in requests:
+        registration.refresh_from_db()
+        assert registration.state == (State.REGISTERED if registration.pk in winners
+                                      else State.APPROVED)
 
 
 def test_the_unique_index_is_the_last_line_of_defence(registry, staff):

@@ -10,7 +10,7 @@ from registry.namespaces.models import Namespace
 from registry.namespaces.template import CONTACT_FIELDS, PRIVATE_FIELDS, TEXT_FIELDS
 from registry.review.forms import RequestForm
 from registry.review.models import RegistrationRequest
-from tests.factories import approve, complete_values, make_request
+from tests.factories import approve, complete_values, make_registration
 from tests.html import field_value, find, one, page, text
 
 ROLE = "urn-registry@archive.example"
@@ -29,10 +29,10 @@ def test_each_contact_field_has_a_private_twin_kept_out_of_the_published_fields(
 @pytest.fixture
 def registered(registrant, expert, staff, mailoutbox, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        request = make_request(registrant, nid="privarch", contact_email=ROLE,
-                               contact_name="URN registrar", **PRIVATE)
-        approve(request, expert, staff, register=True)
-    return RegistrationRequest.objects.get(pk=request.pk)
+        registration = make_registration(registrant, nid="privarch", contact_email=ROLE,
+                                         contact_name="URN registrar", **PRIVATE)
+        approve(registration, expert, staff, register=True)
+    return RegistrationRequest.objects.get(pk=registration.pk)
 
 
 def test_the_private_contact_travels_from_request_to_round_to_version(registered):

@@ -129,13 +129,13 @@ def test_what_the_form_accepts_never_breaks_an_export(client, review_people, val
     assert response.status_code in (302, 400)
     if response.status_code != 302:
         return
-    request = RegistrationRequest.objects.filter(registrant=registrant).latest("pk")
-    if request.missing_fields():
+    registration = RegistrationRequest.objects.filter(registrant=registrant).latest("pk")
+    if registration.missing_fields():
         return  # a draft that cannot be submitted never reaches an export
     for name, who in [("submit", "registrant"), ("approve", "expert"), ("register", "staff")]:
-        request = actions.request_transition(request=request, transition=name,
-                                             actor=review_people[who], comment="Fine.",
-                                             early_reason="Fuzzing.")
+        registration = actions.registration_transition(registration=registration, transition=name,
+                                                       actor=review_people[who], comment="Fine.",
+                                                       early_reason="Fuzzing.")
     _exports_parse(client)
 
 
@@ -145,20 +145,20 @@ def test_what_the_form_accepts_never_breaks_an_export(client, review_people, val
                                    "nonsense"]), involved=hostile)
 def test_comments_and_decisions_never_crash(client, registrant, expert, body, audience,
                                             transition, involved):
-    from tests.factories import make_request
+    from tests.factories import make_registration
 
-    request = make_request(registrant, nid=None, kind="informal")
+    registration = make_registration(registrant, nid=None, kind="informal")
     client.force_login(expert)
     for url, data in [
-        (reverse("review:comment", args=[request.pk]), {"body": body, "audience": audience}),
-        (reverse("review:transition", args=[request.pk, transition]),
+        (reverse("review:comment", args=[registration.pk]), {"body": body, "audience": audience}),
+        (reverse("review:transition", args=[registration.pk, transition]),
          {"comment": body, "early_reason": body}),
-        (reverse("review:standardisation", args=[request.pk]),
+        (reverse("review:standardisation", args=[registration.pk]),
          {"involved": involved, "comment": body}),
     ]:
         # 409: refused now (a reason missing, the period not over), the form given back.
         assert client.post(url, data).status_code in (302, 400, 403, 404, 409), url
-    assert client.get(request.get_absolute_url()).status_code == 200
+    assert client.get(registration.get_absolute_url()).status_code == 200
 
 
 @FUZZ
@@ -215,10 +215,10 @@ def test_every_accepted_payload_in_every_field_keeps_the_exports_parsing(client,
     response = client.post(reverse("review:new"), {
         "kind": "informal", "edit_version": 0, "contact_email": "pat@example.org", **values})
     assert response.status_code == 302
-    request = RegistrationRequest.objects.latest("pk")
+    registration = RegistrationRequest.objects.latest("pk")
     for name, who in [("submit", "registrant"), ("approve", "expert"), ("register", "staff")]:
-        request = actions.request_transition(request=request, transition=name,
-                                             actor=review_people[who], comment=payload,
-                                             early_reason="Fuzzing.")
-    assert request.state == "registered"
+        registration = actions.registration_transition(registration=registration, transition=name,
+                                                       actor=review_people[who], comment=payload,
+                                                       early_reason="Fuzzing.")
+    assert registration.state == "registered"
     _exports_parse(client)

@@ -31,7 +31,7 @@ from registry.review.models import (
     ReplyKey,
     RequestEvent,
 )
-from tests.factories import make_request
+from tests.factories import make_registration
 from tests.html import find, one, page, text
 from tests.review.test_receive_mail import eml
 
@@ -44,8 +44,8 @@ def _eager(settings):
 @pytest.fixture
 def in_review(registrant, expert, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        request = make_request(registrant, nid="whosaid")
-    return request
+        registration = make_registration(registrant, nid="whosaid")
+    return registration
 
 
 def message(*, sender: str, to: str, subject: str, body: str = "I approve this request.",
@@ -66,8 +66,9 @@ def feed(raw: bytes, *args: str) -> InboundMessage:
     return InboundMessage.objects.order_by("-id").first()
 
 
-def subject_of(request) -> str:
-    return f"Re: [URN #{request.pk}] Registration request for URN NID {request.proposed_nid}"
+def subject_of(registration) -> str:
+    return (f"Re: [URN #{registration.pk}] Registration request for URN NID "
+            f"{registration.proposed_nid}")
 
 
 # --- Forged senders are credited to nobody --------------------------------------------
@@ -92,7 +93,7 @@ def test_a_forged_from_is_credited_to_nobody(client, in_review, expert, registra
     assert record.outcome == "placed"
     comment = record.comment
     assert (comment.author, comment.via, comment.audience) == (None, "list", "public")
-    event = RequestEvent.objects.get(request=in_review, kind="list_comment")
+    event = RequestEvent.objects.get(registration=in_review, kind="list_comment")
     assert event.actor is None and "sender not verified" in event.comment
     # The page marks it, and never links it to the account.
     card = one(page(client.get(in_review.get_absolute_url())),
@@ -118,8 +119,8 @@ def test_a_reply_to_a_reply_address_is_credited_to_its_person(
     (ack,) = [m for m in mail.outbox if m.to == [registrant.email]]
     (address,) = ack.reply_to
     token = read_reply_address(address)
-    assert token is not None and (token.request_pk, token.user_pk) == (in_review.pk,
-                                                                      registrant.pk)
+    assert token is not None and (token.registration_pk, token.user_pk) == (in_review.pk,
+                                                                            registrant.pk)
     mail.outbox.clear()
     with django_capture_on_commit_callbacks(execute=True):
         record = feed(message(sender="Someone Else <other@elsewhere.example>", to=address,
@@ -127,17 +128,18 @@ def test_a_reply_to_a_reply_address_is_credited_to_its_person(
     assert (record.outcome, record.verified_sender) == ("placed", registrant)
     comment = record.comment
     assert (comment.author, comment.via, comment.audience) == (registrant, "mail", "registrant")
-    assert RequestEvent.objects.get(request=in_review, kind="mail_reply").actor == registrant
+    assert RequestEvent.objects.get(registration=in_review, kind="mail_reply").actor == registrant
     assert [m.to for m in mail.outbox] == [[expert.email]]  # relayed: it is theirs
 
 
 def test_an_experts_reply_to_an_internal_message_stays_internal(
         in_review, registrant, expert, second_expert, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        actions.request_comment(request=in_review, actor=second_expert, audience="experts",
-                                body="Internal: conflicting NID?")
-    internal = OutboundMessage.objects.get(request=in_review, audience="experts")
-    address = reply_address(request_pk=in_review.pk, user_pk=expert.pk, version=0)
+        actions.registration_comment(registration=in_review, actor=second_expert,
+                                     audience="experts",
+                                     body="Internal: conflicting NID?")
+    internal = OutboundMessage.objects.get(registration=in_review, audience="experts")
+    address = reply_address(registration_pk=in_review.pk, user_pk=expert.pk, version=0)
     (copy,) = [m for m in mail.outbox if m.recipients() == [expert.email]
                and m.extra_headers["Message-ID"] == internal.message_id]
     assert copy.reply_to == [address]
@@ -145,19 +147,19 @@ def test_an_experts_reply_to_an_internal_message_stays_internal(
                           extra=f"In-Reply-To: {internal.message_id}\r\n", body="No conflict."))
     assert record.outcome == "placed"
     assert (record.comment.author, record.comment.audience) == (expert, "experts")
-    assert not RequestEvent.objects.filter(request=in_review, kind="mail_reply").exists()
+    assert not RequestEvent.objects.filter(registration=in_review, kind="mail_reply").exists()
 
 
-@pytest.mark.parametrize("tamper", ["mac", "person", "request", "domain", "revoked"])
+@pytest.mark.parametrize("tamper", ["mac", "person", "registration", "domain", "revoked"])
 def test_a_tampered_or_revoked_reply_address_credits_nobody(in_review, registrant, expert,
                                                             settings, tamper):
-    address = reply_address(request_pk=in_review.pk, user_pk=expert.pk, version=0)
+    address = reply_address(registration_pk=in_review.pk, user_pk=expert.pk, version=0)
     local, _at, domain = address.partition("@")
     if tamper == "mac":
         address = local[:-1] + ("0" if local[-1] != "0" else "1") + "@" + domain
     elif tamper == "person":
         address = address.replace(f".{expert.pk}.", f".{registrant.pk}.", 1)
-    elif tamper == "request":
+    elif tamper == "registration":
         address = address.replace(f"+{in_review.pk}.", f"+{in_review.pk + 1}.", 1)
     elif tamper == "domain":
         address = f"{local}@attacker.example"
@@ -174,9 +176,9 @@ def test_after_revocation_new_messages_carry_the_new_address(in_review, expert,
     actions.reply_addresses_revoke(user=expert, actor=None)
     mail.outbox.clear()
     with django_capture_on_commit_callbacks(execute=True):
-        actions.request_transition(request=in_review, transition="request_changes",
-                                   actor=expert, comment="Say how case works.")
-    assert read_reply_address(reply_address(request_pk=in_review.pk, user_pk=expert.pk,
+        actions.registration_transition(registration=in_review, transition="request_changes",
+                                        actor=expert, comment="Say how case works.")
+    assert read_reply_address(reply_address(registration_pk=in_review.pk, user_pk=expert.pk,
                                             version=1)) is not None
     for sent in mail.outbox:
         for address in sent.reply_to:
@@ -196,7 +198,7 @@ def test_each_message_leaves_with_its_own_return_address(in_review):
 
 
 def test_a_bounce_quoting_a_public_message_id_changes_nothing(in_review):
-    posting = OutboundMessage.objects.get(request=in_review, audience="review_list")
+    posting = OutboundMessage.objects.get(registration=in_review, audience="review_list")
     forged = eml("bounce", in_review, BOUNCED=posting.message_id.strip("<>"),
                  RETURN="urn-registry@iana.example")
     record = feed(forged)
@@ -206,7 +208,7 @@ def test_a_bounce_quoting_a_public_message_id_changes_nothing(in_review):
     assert posting.state == "sent"
     assert not RequestEvent.objects.filter(kind="mail_bounced").exists()
     # Another message's genuine return address names that message, not the quoted one.
-    other = OutboundMessage.objects.exclude(pk=posting.pk).filter(request=in_review).first()
+    other = OutboundMessage.objects.exclude(pk=posting.pk).filter(registration=in_review).first()
     record = feed(forged.replace(b"urn-registry@iana.example",
                                  return_address(other.pk).encode()).replace(
         b"20261125130000.4F2A1", b"20261125130000.4F2A2"))
@@ -216,7 +218,7 @@ def test_a_bounce_quoting_a_public_message_id_changes_nothing(in_review):
 
 
 def test_a_bounce_at_the_return_address_given_by_the_mta_is_believed(in_review):
-    posting = OutboundMessage.objects.get(request=in_review, audience="review_list")
+    posting = OutboundMessage.objects.get(registration=in_review, audience="review_list")
     raw = eml("bounce", in_review, BOUNCED=posting.message_id.strip("<>"),
               RETURN="urn-registry@iana.example")
     record = feed(raw, "--recipient", return_address(posting.pk))
@@ -247,30 +249,30 @@ def test_staff_attach_quarantined_mail_by_hand(client, in_review, staff, expert,
     assert "mallory@example.com" in text(one(card, ".//*[@class='quarantine-sender']"))
     assert "dmarc=fail" in text(one(card, ".//*[@class='quarantine-authentication']"))
     # The request it names is offered; a wrong number is refused at the field, kept.
-    assert one(card, f".//input[@name='m{held.pk}-request']").get("value") == \
+    assert one(card, f".//input[@name='m{held.pk}-registration']").get("value") == \
         str(in_review.pk)
     attach = reverse("review:quarantine-attach", args=[held.pk])
-    refused = client.post(attach, {f"m{held.pk}-request": "999999",
+    refused = client.post(attach, {f"m{held.pk}-registration": "999999",
                                    f"m{held.pk}-audience": "public"})
     assert refused.status_code == 400
     card = one(page(refused), f"//article[@id='quarantined-{held.pk}']")
-    assert text(one(card, f".//*[@id='id_m{held.pk}-request-error']")) == \
+    assert text(one(card, f".//*[@id='id_m{held.pk}-registration-error']")) == \
         "There is no request #999999."
-    assert one(card, f".//input[@name='m{held.pk}-request']").get("value") == "999999"
-    done = client.post(attach, {f"m{held.pk}-request": str(in_review.pk),
+    assert one(card, f".//input[@name='m{held.pk}-registration']").get("value") == "999999"
+    done = client.post(attach, {f"m{held.pk}-registration": str(in_review.pk),
                                 f"m{held.pk}-audience": "public"})
     assert done.status_code == 302
     placement = InboundPlacement.objects.get(message=held)
     comment = placement.comment
-    assert (placement.actor, placement.request) == (staff, in_review)
+    assert (placement.actor, placement.registration) == (staff, in_review)
     assert (comment.author, comment.audience, comment.author_email) == (
         None, "public", "mallory@example.com")
-    event = RequestEvent.objects.get(request=in_review, kind="mail_attached")
+    event = RequestEvent.objects.get(registration=in_review, kind="mail_attached")
     assert event.actor == staff and "not verified" in event.comment
     assert not find(page(client.get(url)), f"//article[@id='quarantined-{held.pk}']")
     # Twice is refused by the policy.
     with pytest.raises(workflow.Refused):
-        actions.inbound_message_attach(message=held, request=in_review, audience="public",
+        actions.inbound_message_attach(message=held, registration=in_review, audience="public",
                                        actor=staff)
     client.logout()
     public = page(client.get(in_review.get_absolute_url()))
@@ -282,7 +284,7 @@ def test_only_staff_attach(in_review, expert):
     held = feed(message(sender="m@example.com", to="urn-registry@iana.example",
                         subject=subject_of(in_review)))
     with pytest.raises(workflow.NotAllowed):
-        actions.inbound_message_attach(message=held, request=in_review, audience="public",
+        actions.inbound_message_attach(message=held, registration=in_review, audience="public",
                                        actor=expert)
     assert not InboundPlacement.objects.exists()
 
@@ -309,7 +311,7 @@ def test_encoded_words_in_an_organisation_reach_subjects_as_the_text_typed(
         registrant, expert, django_capture_on_commit_callbacks):
     typed = "=?utf-8?b?WU9VUiBSRVFVRVNUIElTIEFQUFJPVkVE?= Org\r\nBcc: x@y"
     with django_capture_on_commit_callbacks(execute=True):
-        make_request(registrant, nid="", kind="informal", registrant_organisation=typed)
+        make_registration(registrant, nid="", kind="informal", registrant_organisation=typed)
     assert len(mail.outbox) >= 2
     for sent in mail.outbox:
         wire = email.message_from_bytes(sent.message().as_bytes(), policy=policy.default)
@@ -321,27 +323,27 @@ def test_encoded_words_in_an_organisation_reach_subjects_as_the_text_typed(
 
 def test_a_reply_reaches_the_registrant_only_when_it_answers_their_conversation(
         in_review, registrant, expert, staff, django_capture_on_commit_callbacks):
-    actions.request_assign(request=in_review, expert=expert, actor=expert)
+    actions.registration_assign(registration=in_review, expert=expert, actor=expert)
     with django_capture_on_commit_callbacks(execute=True):
-        actions.request_comment(request=in_review, actor=expert, audience="registrant",
-                                body="Which resolver?")
-        approved = actions.request_transition(request=in_review, transition="approve",
-                                              actor=expert, comment="Fine.",
-                                              early_reason="Clear case.")
-    to_registrant = OutboundMessage.objects.get(request=in_review, audience="registrant",
+        actions.registration_comment(registration=in_review, actor=expert, audience="registrant",
+                                     body="Which resolver?")
+        approved = actions.registration_transition(registration=in_review, transition="approve",
+                                                   actor=expert, comment="Fine.",
+                                                   early_reason="Clear case.")
+    to_registrant = OutboundMessage.objects.get(registration=in_review, audience="registrant",
                                                 comment__isnull=False)
-    to_staff = OutboundMessage.objects.get(request=approved, audience="staff")
+    to_staff = OutboundMessage.objects.get(registration=approved, audience="staff")
     # The expert answering the registrant's conversation writes to the registrant.
     record = feed(message(
         sender=expert.email, subject=subject_of(in_review), message_id="<e.1@x>",
-        to=reply_address(request_pk=in_review.pk, user_pk=expert.pk, version=0),
+        to=reply_address(registration_pk=in_review.pk, user_pk=expert.pk, version=0),
         extra=f"In-Reply-To: {to_registrant.message_id}\r\n"))
     assert (record.outcome, record.comment.audience) == ("placed", "registrant")
     # Staff answering their own notification are not guessed into the registrant's
     # conversation: staff do not write internally, so it is held for them.
     record = feed(message(
         sender=staff.email, subject=subject_of(in_review), message_id="<s.1@x>",
-        to=reply_address(request_pk=in_review.pk, user_pk=staff.pk, version=0),
+        to=reply_address(registration_pk=in_review.pk, user_pk=staff.pk, version=0),
         extra=f"In-Reply-To: {to_staff.message_id}\r\n"))
     assert (record.outcome, record.verified_sender) == ("held", staff)
     assert "internally to the experts" in record.reason

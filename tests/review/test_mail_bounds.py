@@ -111,11 +111,11 @@ def test_an_encoded_crlf_stays_text(db):
 
 
 def test_malformed_mail_about_a_request_is_never_placed(registrant, expert):
-    from tests.factories import make_request
+    from tests.factories import make_registration
 
-    request = make_request(registrant, nid="bounded")
+    registration = make_registration(registrant, nid="bounded")
     raw = (b"From: a@example.org\r\nList-Id: <urn.ietf.org>\r\n"
-           + f"Subject: [URN #{request.pk}] hello\r\n".encode() + parts(150)[len(HEAD):])
+           + f"Subject: [URN #{registration.pk}] hello\r\n".encode() + parts(150)[len(HEAD):])
     record = feed(raw)
     assert record.outcome == "malformed" and "more than 100 MIME parts" in record.reason
     assert not Comment.objects.exists()

@@ -20,8 +20,8 @@ def test_nid_check_warns_about_uri_schemes_and_country_codes(client, db):
 
 
 def test_nid_check_counts_other_open_requests(client, registrant, other_registrant):
-    from tests.factories import make_request
+    from tests.factories import make_registration
 
-    make_request(registrant, nid="shared")
+    make_registration(registrant, nid="shared")
     data = client.get("/api/nid-check", {"nid": "SHARED"}).json()
     assert data["acceptable"] and data["other_open_requests"] == 1

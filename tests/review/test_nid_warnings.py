@@ -11,7 +11,7 @@ from registry.namespaces.advice import confusion_index, nid_warnings
 from registry.namespaces.models import Namespace, Person
 from registry.review import actions
 from registry.urns.confusion import SAME_ORGANISATION
-from tests.factories import complete_values, make_request
+from tests.factories import complete_values, make_registration
 from tests.html import find, links, one, page, text
 
 
@@ -37,11 +37,11 @@ def test_live_check_gives_each_warning_with_its_reason_and_links(client, xmpp):
 
 
 def test_live_check_does_not_compare_a_request_with_itself(client, registrant):
-    request = make_request(registrant, nid="selfnid")
+    registration = make_registration(registrant, nid="selfnid")
     codes = [w["code"] for w in client.get("/api/nid-check", {"nid": "selfnid"}).json()
              ["warnings"]]
     assert codes == ["duplicate_request"]
-    mine = client.get("/api/nid-check", {"nid": "selfnid", "request": request.pk}).json()
+    mine = client.get("/api/nid-check", {"nid": "selfnid", "request": registration.pk}).json()
     assert mine["warnings"] == []
 
 
@@ -59,19 +59,20 @@ def test_the_index_follows_the_open_requests_in_place(registrant, xmpp):
     and the request is added to it; a request that closes leaves it."""
     index = confusion_index()
     assert nid_warnings("racenid") == []
-    request = make_request(registrant, nid="racenid")
+    registration = make_registration(registrant, nid="racenid")
     assert confusion_index() is index
     assert [w.code for w in nid_warnings("racenids")] == ["plural"]
-    actions.request_transition(request=request, transition="withdraw", actor=registrant)
+    actions.registration_transition(registration=registration, transition="withdraw",
+                                    actor=registrant)
     assert confusion_index() is index
     assert nid_warnings("racenids") == []
 
 
 def test_request_page_lists_the_warnings_accessibly(client, registrant, expert, xmpp):
-    request = make_request(registrant, nid="xmpp-ext",
-                           registrant_organisation="XMPP Standards Foundation Inc")
+    registration = make_registration(registrant, nid="xmpp-ext",
+                                     registrant_organisation="XMPP Standards Foundation Inc")
     client.force_login(expert)
-    doc = page(client.get(request.get_absolute_url()))
+    doc = page(client.get(registration.get_absolute_url()))
     section = one(doc, "//section[@id='nid-warnings']")
     assert section.get("aria-labelledby") == "nid-warnings-title"
     assert text(one(doc, "//*[@id='nid-warnings-title']")).startswith(
@@ -86,8 +87,8 @@ def test_request_page_lists_the_warnings_accessibly(client, registrant, expert, 
 
 def test_dashboard_shows_the_warnings_of_each_request(client, registrant, other_registrant,
                                                       expert, xmpp):
-    near = make_request(registrant, nid="xmpp3")
-    clean = make_request(other_registrant, nid="quitefresh")
+    near = make_registration(registrant, nid="xmpp3")
+    clean = make_registration(other_registrant, nid="quitefresh")
     client.force_login(expert)
     doc = page(client.get(reverse("review:dashboard")))
     rows = {text(row.xpath("./td")[0]): row
@@ -101,7 +102,7 @@ def test_dashboard_shows_the_warnings_of_each_request(client, registrant, other_
 
 def test_the_form_shows_the_warnings_without_javascript(client, registrant, xmpp):
     client.force_login(registrant)
-    draft = make_request(registrant, nid="xmpps", submit=False)
+    draft = make_registration(registrant, nid="xmpps", submit=False)
     doc = page(client.get(reverse("review:edit", args=[draft.pk])))
     status = one(doc, "//*[@id='nid-status']")
     assert status.get("aria-live") == "polite"

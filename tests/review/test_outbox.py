@@ -15,7 +15,7 @@ from registry.celery import app
 from registry.review import actions
 from registry.review.models import OutboundMessage, RequestEvent, State
 from registry.review.tasks import requeue_undelivered_mail_task
-from tests.factories import approve, make_request
+from tests.factories import approve, make_registration
 from tests.review.test_request_form import form_data
 
 
@@ -32,24 +32,27 @@ def wire(message) -> email.message.EmailMessage:
 def test_every_message_of_a_request_threads_under_its_first(
         registrant, other_registrant, expert, staff, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        request = make_request(registrant, nid="threaded")
-        actions.request_assign(request=request, expert=expert, actor=expert)
-        actions.request_comment(request=request, actor=other_registrant, audience="public",
-                                body="Why this NID?")
-        request = actions.request_transition(request=request, transition="request_changes",
-                                             actor=expert, comment="Explain the NSS.")
-        actions.request_comment(request=request, actor=registrant, audience="public",
-                                body="Because the archive is called that.")
-        request = actions.request_transition(request=request, transition="resubmit",
-                                             actor=registrant)
-        request = approve(request, expert, staff, register=True)
+        registration = make_registration(registrant, nid="threaded")
+        actions.registration_assign(registration=registration, expert=expert, actor=expert)
+        actions.registration_comment(registration=registration, actor=other_registrant,
+                                     audience="public",
+                                     body="Why this NID?")
+        registration = actions.registration_transition(registration=registration,
+                                                       transition="request_changes",
+                                                       actor=expert, comment="Explain the NSS.")
+        actions.registration_comment(registration=registration, actor=registrant, audience="public",
+                                     body="Because the archive is called that.")
+        registration = actions.registration_transition(registration=registration,
+                                                       transition="resubmit",
+                                                       actor=registrant)
+        registration = approve(registration, expert, staff, register=True)
     sent = [wire(m) for m in mail.outbox]
     # Submission, acknowledgement, two comments, changes requested, resubmission and its
     # acknowledgement, approval (registrant, staff), registration (registrant, list).
     assert len(sent) == 11
     first, rest = sent[0], sent[1:]
     root_id = first["Message-ID"]
-    assert first["Subject"] == f"[URN #{request.pk}] Registration request for URN NID threaded"
+    assert first["Subject"] == f"[URN #{registration.pk}] Registration request for URN NID threaded"
     assert first["In-Reply-To"] is None and first["References"] is None
     for message in rest:
         assert message["In-Reply-To"] == root_id
@@ -57,9 +60,10 @@ def test_every_message_of_a_request_threads_under_its_first(
         assert message["Subject"] == f"Re: {first['Subject']}"
     ids = [m["Message-ID"] for m in sent]
     assert len(set(ids)) == len(ids)
-    assert all(i.startswith(f"<urn-{request.pk}.") and i.endswith("@iana.example>") for i in ids)
+    assert all(i.startswith(f"<urn-{registration.pk}.") and i.endswith("@iana.example>")
+               for i in ids)
     assert all(m["Auto-Submitted"] == "auto-generated" for m in sent)
-    rows = OutboundMessage.objects.about(request)
+    rows = OutboundMessage.objects.about(registration)
     assert [r.message_id for r in rows] == ids
     assert {r.state for r in rows} == {OutboundMessage.Delivery.SENT}
 
@@ -67,8 +71,8 @@ def test_every_message_of_a_request_threads_under_its_first(
 def test_a_second_request_starts_its_own_thread(registrant, expert,
                                                 django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        one = make_request(registrant, nid="threadone")
-        two = make_request(registrant, nid="threadtwo")
+        one = make_registration(registrant, nid="threadone")
+        two = make_registration(registrant, nid="threadtwo")
     # Each submission: the list posting, then the registrant's acknowledgement.
     first, _, second, _ = (wire(m) for m in mail.outbox)
     assert first["Subject"].startswith(f"[URN #{one.pk}]")
@@ -80,14 +84,14 @@ def test_list_posting_is_wrapped_and_quotes_the_template_verbatim(
         registrant, expert, django_capture_on_commit_callbacks):
     long_purpose = ("Names the records of a national archive " * 6).strip()
     with django_capture_on_commit_callbacks(execute=True):
-        request = make_request(registrant, nid="wrapped", purpose=long_purpose)
+        registration = make_registration(registrant, nid="wrapped", purpose=long_purpose)
     body = mail.outbox[0].body
     assert f"Purpose:\n   {long_purpose}\n" in body  # the template, not wrapped
     template_start = body.index("Namespace Identifier:")
     prose = body[:template_start].split("\n")
     assert all(len(line) <= 72 for line in prose)
     assert len(max(prose, key=len)) > 60  # wrapped, not cut short
-    assert body.rstrip().endswith(f"-- \nhttp://127.0.0.1:8000/requests/{request.pk}/")
+    assert body.rstrip().endswith(f"-- \nhttp://127.0.0.1:8000/requests/{registration.pk}/")
 
 
 def test_a_failed_send_is_recorded_retried_and_given_up_for_staff(
@@ -95,8 +99,8 @@ def test_a_failed_send_is_recorded_retried_and_given_up_for_staff(
     settings.EMAIL_BACKEND = "tests.review.failing_backend.EmailBackend"
     settings.MAIL_MAX_ATTEMPTS = 3
     with django_capture_on_commit_callbacks(execute=True):
-        request = make_request(registrant, nid="downsmtp")
-    row = OutboundMessage.objects.get(request=request, audience="review_list")
+        registration = make_registration(registrant, nid="downsmtp")
+    row = OutboundMessage.objects.get(registration=registration, audience="review_list")
     assert row.state == "pending" and row.attempts == 1
     assert row.last_error == "SMTPServerDisconnected: the test SMTP server is down"
     assert row.next_attempt_at > timezone.now()
@@ -105,29 +109,29 @@ def test_a_failed_send_is_recorded_retried_and_given_up_for_staff(
         actions.message_deliver(message_pk=row.pk)
     row.refresh_from_db()
     assert row.state == "failed" and row.attempts == 3
-    failed = RequestEvent.objects.get(request=request, kind="mail_failed")
+    failed = RequestEvent.objects.get(registration=registration, kind="mail_failed")
     assert "could not be sent after 3 attempts" in failed.comment
     # Staff see it on the request page, and send it again once the server is back.
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
     client.force_login(staff)
-    page = lxml_html.fromstring(client.get(request.get_absolute_url()).content)
+    page = lxml_html.fromstring(client.get(registration.get_absolute_url()).content)
     (cell,) = page.xpath('//table[@id="mail-log"]//tr[contains(@class, "mail-failed")]')
     assert "SMTPServerDisconnected" in cell.text_content()
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(reverse("review:resend-mail", args=[request.pk, row.pk]))
+        response = client.post(reverse("review:resend-mail", args=[registration.pk, row.pk]))
     assert response.status_code == 302
     row.refresh_from_db()
     assert row.state == "sent"
     assert [m.extra_headers["Message-ID"] for m in mail.outbox] == [row.message_id]
-    assert RequestEvent.objects.filter(request=request, kind="resend_mail",
+    assert RequestEvent.objects.filter(registration=registration, kind="resend_mail",
                                        actor=staff).count() == 1
 
 
 def test_only_staff_resend_and_only_what_failed(registrant, expert, staff,
-                                               django_capture_on_commit_callbacks):
+                                                django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        request = make_request(registrant, nid="resendrule")
-    row = OutboundMessage.objects.get(request=request, audience="review_list")
+        registration = make_registration(registrant, nid="resendrule")
+    row = OutboundMessage.objects.get(registration=registration, audience="review_list")
     with pytest.raises(actions.TransitionRefused, match="was sent"):
         actions.message_resend(message=row, actor=staff)
     OutboundMessage.objects.filter(pk=row.pk).update(state="failed")
@@ -142,14 +146,14 @@ def test_mail_log_is_for_experts_and_staff_and_its_events_too(
     settings.EMAIL_BACKEND = "tests.review.failing_backend.EmailBackend"
     settings.MAIL_MAX_ATTEMPTS = 1
     with django_capture_on_commit_callbacks(execute=True):
-        request = make_request(registrant, nid="mailseen")
+        registration = make_registration(registrant, nid="mailseen")
     for user, sees in ((None, False), (other_registrant, False), (registrant, False),
                        (expert, True)):
         if user is None:
             client.logout()
         else:
             client.force_login(user)
-        page = lxml_html.fromstring(client.get(request.get_absolute_url()).content)
+        page = lxml_html.fromstring(client.get(registration.get_absolute_url()).content)
         assert bool(page.xpath('//table[@id="mail-log"]')) is sees
         timeline = page.get_element_by_id("timeline").text_content()
         assert ("Mail could not be sent" in timeline) is sees
@@ -160,7 +164,7 @@ def test_a_broker_outage_answers_302_and_loses_no_mail(
     """Issue 11: with the broker unreachable, the submission commits and redirects;
     the row waits, and once the broker is back the requeue sends it once."""
     client.force_login(registrant)
-    draft = make_request(registrant, nid="brokerdown", submit=False)
+    draft = make_registration(registrant, nid="brokerdown", submit=False)
     with broker_down(), django_capture_on_commit_callbacks(execute=True):
         response = client.post(reverse("review:edit", args=[draft.pk]),
                                form_data(submit="1", proposed_nid="brokerdown",
@@ -169,14 +173,14 @@ def test_a_broker_outage_answers_302_and_loses_no_mail(
     assert response["Location"] == draft.get_absolute_url()
     draft.refresh_from_db()
     assert draft.state == State.IN_REVIEW
-    row = OutboundMessage.objects.get(request=draft, audience="review_list")
+    row = OutboundMessage.objects.get(registration=draft, audience="review_list")
     assert (row.state, row.attempts) == ("pending", 0)
     assert mail.outbox == []
     assert "Could not queue outbound message" in caplog.text
     # The broker is back (eager again here): the next requeue (every minute, and when a
     # worker starts) takes at once every row the broker never took, oldest first.
     waiting = list(OutboundMessage.objects.about(draft).values_list("message_id", flat=True))
-    assert OutboundMessage.objects.filter(request=draft, queued_at__isnull=True).count() == \
+    assert OutboundMessage.objects.filter(registration=draft, queued_at__isnull=True).count() == \
         len(waiting) == 2
     assert requeue_undelivered_mail_task() == len(waiting)
     assert requeue_undelivered_mail_task() == 0
@@ -188,14 +192,15 @@ def test_a_broker_outage_answers_302_and_loses_no_mail(
 def test_every_action_that_mails_survives_the_broker_being_down(
         registrant, other_registrant, expert, staff, django_capture_on_commit_callbacks):
     with broker_down(), django_capture_on_commit_callbacks(execute=True):
-        request = make_request(registrant, nid="allsurvive")
-        actions.request_comment(request=request, actor=other_registrant, audience="public",
-                                body="A question.")
-        request = approve(request, expert, staff, register=True)
-    assert request.state == State.REGISTERED
+        registration = make_registration(registrant, nid="allsurvive")
+        actions.registration_comment(registration=registration, actor=other_registrant,
+                                     audience="public",
+                                     body="A question.")
+        registration = approve(registration, expert, staff, register=True)
+    assert registration.state == State.REGISTERED
     # Submission (list, acknowledgement), the comment, approval (registrant, staff),
     # registration (registrant, list).
-    assert OutboundMessage.objects.filter(request=request, state="pending").count() == 7
+    assert OutboundMessage.objects.filter(registration=registration, state="pending").count() == 7
     assert mail.outbox == []
 
 
@@ -227,8 +232,8 @@ def test_a_row_being_sent_is_not_sent_twice(registrant, expert, settings):
     from django.db import connection, transaction
 
     with broker_down():  # the row stays pending, its task unsent
-        request = make_request(registrant, nid="oncealone")
-    row = OutboundMessage.objects.get(request=request, audience="review_list")
+        registration = make_registration(registrant, nid="oncealone")
+    row = OutboundMessage.objects.get(registration=registration, audience="review_list")
     results = []
     with transaction.atomic():
         OutboundMessage.objects.select_for_update().get(pk=row.pk)  # a worker holds it

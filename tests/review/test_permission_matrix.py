@@ -28,9 +28,9 @@ from registry.accounts.roles import (
 )
 from registry.review import actions, workflow
 from registry.review.models import Comment, RegistrationRequest
-from tests.factories import complete_values, make_request, make_user
+from tests.factories import complete_values, make_registration, make_user
 from tests.html import page, texts
-from tests.review.helpers import readable, request_in
+from tests.review.helpers import readable, registration_in
 
 pytestmark = pytest.mark.django_db
 
@@ -78,20 +78,21 @@ def _build() -> World:
     for state in STATES:
         base = state.replace("withdrawn_draft", "draft")
         nid = SECRET_NID if state == "draft" else "mx" + state.replace("_", "")
-        request = request_in(base, path="community", people=people, nid=nid)
+        registration = registration_in(base, path="community", people=people, nid=nid)
         if state == "withdrawn_draft":
-            request = actions.request_transition(request=request, transition="withdraw",
-                                                 actor=people["registrant"])
-        requests[state] = request
+            registration = actions.registration_transition(registration=registration,
+                                                           transition="withdraw",
+                                                           actor=people["registrant"])
+        requests[state] = registration
     review = requests["in_review"]
-    actions.request_comment(request=review, actor=people["expert"], audience="experts",
-                            body=INTERNAL)
-    actions.request_comment(request=review, actor=people["expert"], audience="registrant",
-                            body=TO_REGISTRANT)
+    actions.registration_comment(registration=review, actor=people["expert"], audience="experts",
+                                 body=INTERNAL)
+    actions.registration_comment(registration=review, actor=people["expert"], audience="registrant",
+                                 body=TO_REGISTRANT)
     # A case-twin of the request in review: close is then on offer.
-    make_request(people["other"], nid="MXINREVIEW")
-    for request in requests.values():
-        request.refresh_from_db()
+    make_registration(people["other"], nid="MXINREVIEW")
+    for registration in requests.values():
+        registration.refresh_from_db()
     clients = {}
     for persona in PERSONAS:
         client = Client()
@@ -112,20 +113,20 @@ def _refusal_status(problem: workflow.Refused | None) -> int:
     return 302 if problem is None else problem.status
 
 
-def _on_request(world, persona, state, method, decide: Callable) -> int:
+def _on_registration(world, persona, state, method, decide: Callable) -> int:
     """The common shape of a request's sub-pages: log in first, then the request is
     visible or it does not exist, then the policy decides."""
     if persona == "anonymous":
         return 302
-    request = world.requests[state]
+    registration = world.requests[state]
     if method == "GET":
         return 405
-    if not workflow.can_view(request, _user(world, persona)):
+    if not workflow.can_view(registration, _user(world, persona)):
         return 404
-    return decide(request, _user(world, persona))
+    return decide(registration, _user(world, persona))
 
 
-def expect_request_page(world, persona, state, method):
+def expect_registration_page(world, persona, state, method):
     if method == "POST":
         return 405
     return 200 if workflow.can_view(world.requests[state], _user(world, persona)) else 404
@@ -134,18 +135,18 @@ def expect_request_page(world, persona, state, method):
 def expect_round_txt(world, persona, state, method):
     if method == "POST":
         return 405
-    request = world.requests[state]
-    if not workflow.can_view(request, _user(world, persona)):
+    registration = world.requests[state]
+    if not workflow.can_view(registration, _user(world, persona)):
         return 404
-    return 200 if request.rounds.filter(number=1).exists() else 404
+    return 200 if registration.rounds.filter(number=1).exists() else 404
 
 
 def expect_edit(world, persona, state, method):
     if persona == "anonymous":
         return 302
-    request, user = world.requests[state], _user(world, persona)
-    problem = workflow.edit_refusal(request, user)
-    if not workflow.can_view(request, user) or isinstance(problem, workflow.NotAllowed):
+    registration, user = world.requests[state], _user(world, persona)
+    problem = workflow.edit_refusal(registration, user)
+    if not workflow.can_view(registration, user) or isinstance(problem, workflow.NotAllowed):
         return 404
     if method == "GET":
         return 200 if problem is None else 302
@@ -156,27 +157,31 @@ def expect_transition(name):
     move = workflow.TRANSITIONS[name]
 
     def expect(world, persona, state, method):
-        return _on_request(world, persona, state, method, lambda request, user: _refusal_status(
-            workflow.refusal(request, move, user,
+        return _on_registration(world, persona, state, method, lambda registration,
+                                user: _refusal_status(
+            workflow.refusal(registration, move, user,
                              inputs=workflow.Inputs(comment="Matrix.", early_reason="Matrix."))))
     return expect
 
 
 def expect_comment(audience):
     def expect(world, persona, state, method):
-        return _on_request(world, persona, state, method, lambda request, user: _refusal_status(
-            workflow.comment_refusal(request, user, audience)))
+        return _on_registration(world, persona, state, method, lambda registration,
+                                user: _refusal_status(
+            workflow.comment_refusal(registration, user, audience)))
     return expect
 
 
 def expect_assign(world, persona, state, method):
-    return _on_request(world, persona, state, method, lambda request, user: _refusal_status(
-        workflow.assign_refusal(request, user, world.people["expert"])))
+    return _on_registration(world, persona, state, method, lambda registration,
+                            user: _refusal_status(
+        workflow.assign_refusal(registration, user, world.people["expert"])))
 
 
 def expect_standardisation(world, persona, state, method):
-    return _on_request(world, persona, state, method, lambda request, user: _refusal_status(
-        workflow.standardisation_refusal(request, user)))
+    return _on_registration(world, persona, state, method, lambda registration,
+                            user: _refusal_status(
+        workflow.standardisation_refusal(registration, user)))
 
 
 def expect_signed_in_page(can: Callable | None = None):
@@ -257,10 +262,10 @@ def _pk(world, state):
 
 
 def _edit_data(world, state):
-    request = world.requests[state]
-    return {"kind": "formal", "proposed_nid": request.proposed_nid or "mxedit",
-            "edit_version": request.edit_version, **complete_values(world.people["registrant"]),
-            "save": "1"}
+    registration = world.requests[state]
+    return {"kind": "formal", "proposed_nid": registration.proposed_nid or "mxedit",
+            "edit_version": registration.edit_version,
+            **complete_values(world.people["registrant"]), "save": "1"}
 
 
 COVERED: dict[str, list[Case]] = {
@@ -297,6 +302,8 @@ COVERED: dict[str, list[Case]] = {
     "review:resend-mail": [Case(expect_resend,
                                 args=lambda w, s: (w.requests["in_review"].pk, 0))],
     "healthz": [Case(expect_public())],
+    "healthz-live": [Case(expect_public())],
+    "healthz-ready": [Case(expect_public())],
     "favicon": [Case(expect_public())],
     "nid-check": [Case(expect_public())],
     "review:my-requests": [Case(expect_signed_in_page())],
@@ -306,13 +313,13 @@ COVERED: dict[str, list[Case]] = {
     "review:staff-queue": [Case(expect_signed_in_page(workflow.can_see_staff_queue))],
     "review:quarantine": [Case(expect_signed_in_page(workflow.can_handle_quarantine))],
     "review:quarantine-attach": [Case(expect_quarantined("POST"), args=lambda w, s: (0,),
-                                      data=lambda w, s: {"m0-request": "1",
+                                      data=lambda w, s: {"m0-registration": "1",
                                                          "m0-audience": "public"})],
     "review:quarantine-raw": [Case(expect_quarantined("GET"), args=lambda w, s: (0,))],
     "review:availability": [Case(expect_availability)],
     "stats": [Case(expect_public())],
     "stats-json": [Case(expect_public())],
-    "review:request": [Case(expect_request_page, args=_pk, per_state=True)],
+    "review:request": [Case(expect_registration_page, args=_pk, per_state=True)],
     "review:round-txt": [Case(expect_round_txt, args=lambda w, s: (*_pk(w, s), 1),
                               per_state=True)],
     "review:edit": [Case(expect_edit, args=_pk, data=_edit_data, per_state=True)],
@@ -476,7 +483,7 @@ def test_the_read_filters_agree_with_the_predicates():
     can_read_comment say, for every persona."""
     world = _build()
     requests = list(RegistrationRequest.objects.all())
-    comments = list(Comment.objects.select_related("request"))
+    comments = list(Comment.objects.select_related("registration"))
     for persona in PERSONAS:
         user = _user(world, persona)
         assert {r.pk for r in RegistrationRequest.objects.visible_to(user)} == {

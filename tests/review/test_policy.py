@@ -13,7 +13,7 @@ from lxml import html as lxml_html
 from registry.namespaces.models import Namespace
 from registry.review import actions, workflow
 from registry.review.models import RegistrationRequest, RequestEvent, State
-from tests.factories import approve, make_request, make_user
+from tests.factories import approve, make_registration, make_user
 
 EARLY = "Tested early."
 
@@ -34,11 +34,11 @@ def text_of(tree, xpath):
 # --- Conflict of interest (a column: independent) ---------------------------------------
 
 def test_an_expert_may_not_decide_on_their_own_request(client, expert, second_expert):
-    own = make_request(expert, nid="selfish")
+    own = make_registration(expert, nid="selfish")
     for name in ("approve", "reject", "request_changes"):
         with pytest.raises(actions.NotAllowed, match="conflict of interest"):
-            actions.request_transition(request=own, transition=name, actor=expert,
-                                       comment="Fine by me.", early_reason=EARLY)
+            actions.registration_transition(registration=own, transition=name, actor=expert,
+                                            comment="Fine by me.", early_reason=EARLY)
     assert {t.name for t in workflow.available(own, expert)} == {"revise", "withdraw"}
     client.force_login(expert)
     response = client.get(own.get_absolute_url())
@@ -48,8 +48,8 @@ def test_an_expert_may_not_decide_on_their_own_request(client, expert, second_ex
                            {"comment": "Fine by me.", "early_reason": EARLY})
     assert response.status_code == 403
     assert "conflict of interest" in text_of(page(response), '//*[@id="refused"]')
-    actions.request_transition(request=own, transition="approve", actor=second_expert,
-                               comment="Fine.", early_reason=EARLY)
+    actions.registration_transition(registration=own, transition="approve", actor=second_expert,
+                                    comment="Fine.", early_reason=EARLY)
     own.refresh_from_db()
     assert own.state == State.APPROVED
 
@@ -57,14 +57,14 @@ def test_an_expert_may_not_decide_on_their_own_request(client, expert, second_ex
 def test_an_expert_may_not_assign_their_own_request(client, expert, second_expert):
     """Conflict of interest, as for decisions: the registrant neither assigns their request
     nor is assigned it, whoever asks; another expert may assign it to someone else."""
-    own = make_request(expert, nid="selfassign")
-    events = RequestEvent.objects.filter(request=own, kind=RequestEvent.Kind.ASSIGN)
+    own = make_registration(expert, nid="selfassign")
+    events = RequestEvent.objects.filter(registration=own, kind=RequestEvent.Kind.ASSIGN)
     for assignee in (expert, second_expert, None):
         with pytest.raises(actions.NotAllowed, match="conflict of interest"):
-            actions.request_assign(request=own, expert=assignee, actor=expert)
+            actions.registration_assign(registration=own, expert=assignee, actor=expert)
     assert not workflow.can_assign(own, expert)
     with pytest.raises(actions.TransitionRefused, match="conflict of interest") as refused:
-        actions.request_assign(request=own, expert=expert, actor=second_expert)
+        actions.registration_assign(registration=own, expert=expert, actor=second_expert)
     assert refused.value.field == "expert"
     assert not events.exists()
     client.force_login(expert)
@@ -73,24 +73,24 @@ def test_an_expert_may_not_assign_their_own_request(client, expert, second_exper
     assert "conflict of interest" in text_of(page(response), '//*[@role="alert"]')
     own.refresh_from_db()
     assert own.assigned_expert is None and not events.exists()
-    actions.request_assign(request=own, expert=second_expert, actor=second_expert)
+    actions.registration_assign(registration=own, expert=second_expert, actor=second_expert)
     own.refresh_from_db()
     assert own.assigned_expert == second_expert and events.count() == 1
 
 
 def test_staff_may_not_register_their_own_request(staff, expert):
     other_staff = make_user("staff2@example.org", roles=["IANA staff"])
-    own = approve(make_request(staff, nid="staffown"), expert)
+    own = approve(make_registration(staff, nid="staffown"), expert)
     with pytest.raises(actions.NotAllowed, match="another member of IANA staff"):
-        actions.request_transition(request=own, transition="register", actor=staff)
+        actions.registration_transition(registration=own, transition="register", actor=staff)
     assert "register" not in {t.name for t in workflow.available(own, staff)}
-    actions.request_transition(request=own, transition="register", actor=other_staff)
+    actions.registration_transition(registration=own, transition="register", actor=other_staff)
     assert Namespace.objects.by_nid("staffown").exists()
 
 
 def test_one_row_changes_one_rule(monkeypatch, expert):
     """The table is the policy: drop the column from one row and the rule goes with it."""
-    own = make_request(expert, nid="onerow")
+    own = make_registration(expert, nid="onerow")
     assert workflow.refusal(own, workflow.TRANSITIONS["reject"], expert) is not None
     lax = dataclasses.replace(workflow.TRANSITIONS["reject"], independent=False)
     monkeypatch.setitem(workflow.TRANSITIONS, "reject", lax)
@@ -102,16 +102,16 @@ def test_one_row_changes_one_rule(monkeypatch, expert):
 
 def test_case_twins_are_flagged_everywhere_they_are_shown(client, registrant, other_registrant,
                                                           expert, staff):
-    first = approve(make_request(registrant, nid="exlib"), expert)
-    second = approve(make_request(other_registrant, nid="ExLib"), expert)
+    first = approve(make_registration(registrant, nid="exlib"), expert)
+    second = approve(make_registration(other_registrant, nid="ExLib"), expert)
     client.force_login(staff)
     queue = page(client.get(reverse("review:staff-queue")))
     assert len(queue.xpath('//table[@id="ready"]//*[@data-race="conflict"]')) == 2
     client.force_login(expert)
     dashboard = page(client.get(reverse("review:dashboard")))
     assert len(dashboard.xpath('//*[@data-race="conflict"]')) == 2
-    request_page = page(client.get(first.get_absolute_url()))
-    assert f"#{second.pk}" in text_of(request_page, '//*[@id="conflict-flag"]')
+    registration_page = page(client.get(first.get_absolute_url()))
+    assert f"#{second.pk}" in text_of(registration_page, '//*[@id="conflict-flag"]')
     client.force_login(other_registrant)
     mine = page(client.get(reverse("review:my-requests")))
     assert mine.xpath('//table[@id="my-requests"]//*[@data-race="conflict"]')
@@ -119,12 +119,12 @@ def test_case_twins_are_flagged_everywhere_they_are_shown(client, registrant, ot
 
 def test_a_twin_registered_meanwhile_is_closed_not_a_dead_end(client, registrant,
                                                                other_registrant, expert, staff):
-    first = approve(make_request(registrant, nid="exlib"), expert)
-    second = approve(make_request(other_registrant, nid="ExLib"), expert)
-    actions.request_transition(request=first, transition="register", actor=staff)
+    first = approve(make_registration(registrant, nid="exlib"), expert)
+    second = approve(make_registration(other_registrant, nid="ExLib"), expert)
+    actions.registration_transition(registration=first, transition="register", actor=staff)
     # Registering the second is refused, with the way out in the message...
     with pytest.raises(actions.TransitionRefused, match='"Close the request" with a reason'):
-        actions.request_transition(request=second, transition="register", actor=staff)
+        actions.registration_transition(registration=second, transition="register", actor=staff)
     # ...and in the UI: the staff queue offers "Close", not "Complete the registration".
     client.force_login(staff)
     queue = page(client.get(reverse("review:staff-queue")))
@@ -133,9 +133,9 @@ def test_a_twin_registered_meanwhile_is_closed_not_a_dead_end(client, registrant
     assert not row.xpath('.//button[contains(., "Complete the registration")]')
     assert row.xpath('.//a[contains(., "Close the request")]/@href') == [
         f"{second.get_absolute_url()}#do-close"]
-    request_page = page(client.get(second.get_absolute_url()))
-    assert "registered meanwhile" in text_of(request_page, '//*[@id="nid-taken"]')
-    assert request_page.xpath('//form[@id="do-close"]')
+    registration_page = page(client.get(second.get_absolute_url()))
+    assert "registered meanwhile" in text_of(registration_page, '//*[@id="nid-taken"]')
+    assert registration_page.xpath('//form[@id="do-close"]')
     # Closing needs a reason, said at its field, and keeps nothing back.
     refused = client.post(reverse("review:transition", args=[second.pk, "close"]),
                           {"comment": ""})
@@ -150,7 +150,7 @@ def test_a_twin_registered_meanwhile_is_closed_not_a_dead_end(client, registrant
     assert done.status_code == 302
     second.refresh_from_db()
     assert second.state == State.CLOSED
-    event = RequestEvent.objects.filter(request=second).latest("id")
+    event = RequestEvent.objects.filter(registration=second).latest("id")
     assert (event.kind, event.transition, event.actor, event.to_state) == (
         "transition", "close", staff, "closed")
     assert other_registrant.email in [address for m in mail.outbox for address in m.to]
@@ -159,10 +159,10 @@ def test_a_twin_registered_meanwhile_is_closed_not_a_dead_end(client, registrant
 
 
 def test_close_is_only_for_a_request_in_a_race(registrant, expert):
-    alone = make_request(registrant, nid="alone")
+    alone = make_registration(registrant, nid="alone")
     with pytest.raises(actions.TransitionRefused, match="Only a request in a race"):
-        actions.request_transition(request=alone, transition="close", actor=expert,
-                                   comment="No reason.")
+        actions.registration_transition(registration=alone, transition="close", actor=expert,
+                                        comment="No reason.")
     assert "close" not in {t.name for t in workflow.available(alone, expert)}
 
 
@@ -171,8 +171,8 @@ def test_close_is_only_for_a_request_in_a_race(registrant, expert):
 def test_a_withdrawn_draft_stays_private(client, registrant, other_registrant, expert,
                                          django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        draft = make_request(registrant, nid="hushhush", submit=False)
-        actions.request_transition(request=draft, transition="withdraw", actor=registrant)
+        draft = make_registration(registrant, nid="hushhush", submit=False)
+        actions.registration_transition(registration=draft, transition="withdraw", actor=registrant)
     assert mail.outbox == []  # nobody hears of a request that was never submitted
     assert client.get(draft.get_absolute_url()).status_code == 404
     for person in (other_registrant, expert):
@@ -188,10 +188,10 @@ def test_every_link_in_every_mail_is_built_from_site_url(settings, registrant, e
                                                          django_capture_on_commit_callbacks):
     settings.SITE_URL = "https://urn.example.org/"
     with django_capture_on_commit_callbacks(execute=True):
-        request = make_request(registrant, nid="linked")
-        actions.request_comment(request=request, actor=expert, audience="public",
-                                body="A public question.")
-        approve(request, expert, staff, register=True)
+        registration = make_registration(registrant, nid="linked")
+        actions.registration_comment(registration=registration, actor=expert, audience="public",
+                                     body="A public question.")
+        approve(registration, expert, staff, register=True)
     links = [link for m in mail.outbox for link in re.findall(r"https?://\S+", m.body)
              if not link.startswith("https://archive.example/")]  # the template's own text
     assert links and all(link.startswith("https://urn.example.org/") for link in links), links
@@ -202,37 +202,37 @@ def test_every_link_in_every_mail_is_built_from_site_url(settings, registrant, e
 
 def test_a_refused_internal_comment_keeps_its_audience_and_every_character(client, registrant,
                                                                            expert):
-    request = make_request(registrant, nid="longnote")
+    registration = make_registration(registrant, nid="longnote")
     client.force_login(expert)
     body = "Internal: " + "x" * 20_500
-    response = client.post(reverse("review:comment", args=[request.pk]),
+    response = client.post(reverse("review:comment", args=[registration.pk]),
                            {"body": body, "audience": "experts"})
     assert response.status_code == 400
     form = page(response).get_element_by_id("comment-form")
     assert form.xpath('.//select[@name="audience"]/option[@selected]/@value') == ["experts"]
     assert form.xpath('.//textarea[@name="body"]')[0].text_content().strip() == body
     assert "20000" in text_of(form, './/*[@id="id_body-error"]').replace(",", "")
-    assert not request.comments.exists()
+    assert not registration.comments.exists()
 
 
 def test_a_refused_standardisation_note_is_kept_at_its_field(client, registrant, expert):
-    request = make_request(registrant, nid="stdnote")
+    registration = make_registration(registrant, nid="stdnote")
     client.force_login(expert)
     note = "y" * 2_100
-    response = client.post(reverse("review:standardisation", args=[request.pk]),
+    response = client.post(reverse("review:standardisation", args=[registration.pk]),
                            {"involved": "1", "comment": note})
     assert response.status_code == 400
     form = page(response).get_element_by_id("standardisation")
     assert form.xpath('.//input[@name="comment"]/@value') == [note]
     assert text_of(form, './/*[@id="id_comment-error"]')
-    request.refresh_from_db()
-    assert not request.standardisation
+    registration.refresh_from_db()
+    assert not registration.standardisation
 
 
 def test_each_transition_says_what_was_done(client, registrant, expert):
-    request = make_request(registrant, nid="saydone")
+    registration = make_registration(registrant, nid="saydone")
     client.force_login(expert)
-    response = client.post(reverse("review:transition", args=[request.pk, "request_changes"]),
+    response = client.post(reverse("review:transition", args=[registration.pk, "request_changes"]),
                            {"comment": "Explain the check digit."}, follow=True)
     messages = [str(m) for m in response.context["messages"]]
     assert messages == [workflow.TRANSITIONS["request_changes"].done]
@@ -248,18 +248,18 @@ def test_designated_experts_are_the_active_ones(client, registrant, expert, seco
     second_expert.is_active = False
     second_expert.save()
     assert list(User.objects.designated_experts()) == [expert]
-    request = make_request(registrant, nid="assignme")
+    registration = make_registration(registrant, nid="assignme")
     client.force_login(expert)
-    options = page(client.get(request.get_absolute_url())).xpath(
+    options = page(client.get(registration.get_absolute_url())).xpath(
         '//select[@name="expert"]/option/@value')
     assert options == ["", str(expert.pk)]
     with pytest.raises(actions.TransitionRefused, match="not a designated expert"):
-        actions.request_assign(request=request, expert=second_expert, actor=expert)
+        actions.registration_assign(registration=registration, expert=second_expert, actor=expert)
 
 
 def test_the_queues_are_named_reads(registrant, expert, django_assert_max_num_queries):
     for n in range(5):
-        approve(make_request(registrant, nid=f"queue{n}"), expert)
+        approve(make_registration(registrant, nid=f"queue{n}"), expert)
     with django_assert_max_num_queries(1):
         rows = list(RegistrationRequest.objects.staff_queue())
         races = [workflow.race_of(r) for r in rows]
@@ -272,14 +272,15 @@ def test_the_queues_are_named_reads(registrant, expert, django_assert_max_num_qu
 
 def test_the_namespace_page_links_its_review_record_and_asks_can_revise(
         client, registrant, expert, staff):
-    request = approve(make_request(registrant, nid="recorded"), expert, staff, register=True)
+    registration = approve(make_registration(registrant, nid="recorded"), expert, staff,
+                           register=True)
     client.force_login(registrant)
     detail = page(client.get("/namespaces/recorded/"))
     record = text_of(detail, '//*[@id="review-record"]/following-sibling::ul[1]')
-    assert f"request #{request.pk}" in record and "Approve" in record
+    assert f"request #{registration.pk}" in record and "Approve" in record
     assert detail.xpath('//button[contains(., "Start a new version")]')
-    revision = actions.request_create(actor=registrant,
-                                      revises=Namespace.objects.by_nid("recorded").get())
+    revision = actions.registration_create(actor=registrant,
+                                           revises=Namespace.objects.by_nid("recorded").get())
     detail = page(client.get("/namespaces/recorded/"))
     assert not detail.xpath('//button[contains(., "Start a new version")]')
     assert "already open" in text_of(detail, "//p")
@@ -289,7 +290,7 @@ def test_the_namespace_page_links_its_review_record_and_asks_can_revise(
 
 
 def test_the_diff_says_when_a_version_does_not_exist(client, registrant, expert, staff):
-    approve(make_request(registrant, nid="difftwo"), expert, staff, register=True)
+    approve(make_registration(registrant, nid="difftwo"), expert, staff, register=True)
     assert client.get("/namespaces/difftwo/diff/", {"a": "1"}).status_code == 200
     # Not version 1 against version 1 in silence: a version that does not exist is a 404.
     response = client.get("/namespaces/difftwo/diff/", {"a": "1", "b": "7"})

@@ -9,8 +9,8 @@ from django.utils import timezone
 from registry.review import actions, presenters, workflow
 from registry.review.forms import CommentForm
 from registry.review.models import Comment, RequestEvent
-from tests.factories import make_request
-from tests.review.helpers import EARLY, request_in
+from tests.factories import make_registration
+from tests.review.helpers import EARLY, registration_in
 
 pytestmark = pytest.mark.django_db
 
@@ -21,26 +21,26 @@ def people(registrant, expert, staff):
 
 
 def test_the_header_shows_the_review_period(registrant):
-    request = make_request(registrant, nid="header")
+    registration = make_registration(registrant, nid="header")
     now = timezone.now()
-    panel = presenters.header_panel(request, now=now)
-    assert panel["period_ends"] == request.review_period_ends() is not None
-    assert panel["now"] == now and panel["registration_request"] == request
+    panel = presenters.header_panel(registration, now=now)
+    assert panel["period_ends"] == registration.review_period_ends() is not None
+    assert panel["now"] == now and panel["registration"] == registration
 
 
 def test_the_race_panel_names_the_rival_and_remembers_the_race(registrant, other_registrant,
                                                                django_assert_num_queries):
-    request = make_request(registrant, nid="racer")
-    rival = make_request(other_registrant, nid="RACER")
-    panel = presenters.race_panel(request)
+    registration = make_registration(registrant, nid="racer")
+    rival = make_registration(other_registrant, nid="RACER")
+    panel = presenters.race_panel(registration)
     assert panel["conflicts"] == [rival] and panel["taken_by"] is None
     assert panel["race"] == workflow.Race(1, False)
     with django_assert_num_queries(0):  # the actions that follow read the remembered race
-        workflow.race_of(request)
+        workflow.race_of(registration)
 
 
 def test_the_actions_panel_offers_what_the_policy_allows(registrant, expert, second_expert):
-    own = make_request(expert, nid="ownpanel")
+    own = make_registration(expert, nid="ownpanel")
     mine = presenters.actions_panel(own, expert, bound={}, now=timezone.now())
     assert [move.name for move, _ in mine["offered"]] == [
         t.name for t in workflow.page_transitions(own, expert)]
@@ -53,64 +53,67 @@ def test_the_actions_panel_offers_what_the_policy_allows(registrant, expert, sec
 
 
 def test_a_refused_form_comes_back_at_its_place_or_above_the_page(registrant, expert):
-    request = make_request(registrant, nid="boundform")
+    registration = make_registration(registrant, nid="boundform")
     refused = CommentForm({"body": "", "audience": Comment.Audience.PUBLIC})
     assert not refused.is_valid()
-    placed = presenters.actions_panel(request, expert, bound={"target": "comment",
-                                                              "form": refused},
+    placed = presenters.actions_panel(registration, expert, bound={"target": "comment",
+                                                                   "form": refused},
                                       now=timezone.now())
     assert placed["comment_form"] is refused and placed["unplaced_errors"] == []
     # A form whose place is not offered any more: its errors go above the page.
-    gone = presenters.actions_panel(request, expert, bound={"target": "register",
-                                                            "form": refused},
+    gone = presenters.actions_panel(registration, expert, bound={"target": "register",
+                                                                 "form": refused},
                                     now=timezone.now())
     assert gone["unplaced_errors"] == [e for errors in refused.errors.values() for e in errors]
 
 
 def test_the_template_panel_shows_the_last_round_and_compares_two(people):
-    request = request_in("changes_requested", path="community", people=people, nid="rounds")
-    one = presenters.template_panel(request, AnonymousUser(), QueryDict())
+    registration = registration_in("changes_requested", path="community", people=people,
+                                   nid="rounds")
+    one = presenters.template_panel(registration, AnonymousUser(), QueryDict())
     assert [r.number for r in one["rounds"]] == [1] and "round_diffs" not in one
     assert one["shown"] == one["rounds"][0]
-    actions.request_transition(request=request, transition="resubmit",
-                               actor=people["registrant"], early_reason=EARLY)
-    two = presenters.template_panel(request, AnonymousUser(), QueryDict())
+    actions.registration_transition(registration=registration, transition="resubmit",
+                                    actor=people["registrant"], early_reason=EARLY)
+    two = presenters.template_panel(registration, AnonymousUser(), QueryDict())
     assert [r.number for r in two["rounds"]] == [2, 1]
     assert two["round_diffs"]["left_label"] == "Round 1"
 
 
 def test_the_timeline_hides_what_the_person_may_not_read(people):
-    request = request_in("in_review", path="community", people=people, nid="timeline")
-    actions.request_comment(request=request, actor=people["expert"], audience="experts",
-                            body="Between experts.")
+    registration = registration_in("in_review", path="community", people=people, nid="timeline")
+    actions.registration_comment(registration=registration, actor=people["expert"],
+                                 audience="experts",
+                                 body="Between experts.")
     for user in (AnonymousUser(), people["registrant"], people["expert"]):
-        panel = presenters.timeline_panel(request, user)
-        hidden = workflow.hidden_events(request, user)
+        panel = presenters.timeline_panel(registration, user)
+        hidden = workflow.hidden_events(registration, user)
         assert all(e.kind not in hidden for e in panel["events"])
         assert {c.body for c in panel["comments"]} == {
-            c.body for c in request.comments.all() if workflow.can_read_comment(c, user)}
-    submitted = presenters.timeline_panel(request, AnonymousUser())["events"]
+            c.body for c in registration.comments.all() if workflow.can_read_comment(c, user)}
+    submitted = presenters.timeline_panel(registration, AnonymousUser())["events"]
     assert [e.who for e in submitted if e.kind == RequestEvent.Kind.TRANSITION] == [
         people["registrant"].display_name]
 
 
 def test_the_mail_panel_is_for_experts_and_staff_only(people):
-    request = request_in("in_review", path="community", people=people, nid="mailpanel")
-    assert presenters.mail_panel(request, people["registrant"]) == {}
-    assert presenters.mail_panel(request, AnonymousUser()) == {}
-    panel = presenters.mail_panel(request, people["staff"])
+    registration = registration_in("in_review", path="community", people=people, nid="mailpanel")
+    assert presenters.mail_panel(registration, people["registrant"]) == {}
+    assert presenters.mail_panel(registration, AnonymousUser()) == {}
+    panel = presenters.mail_panel(registration, people["staff"])
     assert panel["show_mail"] and panel["mail_log"]
 
 
 def test_the_page_is_the_panels_together(people):
-    request = request_in("in_review", path="community", people=people, nid="together")
+    registration = registration_in("in_review", path="community", people=people, nid="together")
     now = timezone.now()
     user = people["expert"]
-    context = presenters.request_page_context(request, user, query=QueryDict(), now=now)
-    parts = [presenters.header_panel(request, now=now), presenters.race_panel(request),
-             presenters.warnings_panel(request),
-             presenters.actions_panel(request, user, bound={}, now=now),
-             presenters.template_panel(request, AnonymousUser(), QueryDict()),
-             presenters.timeline_panel(request, user), presenters.mail_panel(request, user)]
+    context = presenters.registration_page_context(registration, user, query=QueryDict(), now=now)
+    parts = [presenters.header_panel(registration, now=now), presenters.race_panel(registration),
+             presenters.warnings_panel(registration),
+             presenters.actions_panel(registration, user, bound={}, now=now),
+             presenters.template_panel(registration, AnonymousUser(), QueryDict()),
+             presenters.timeline_panel(registration, user), presenters.mail_panel(registration,
+                                                                                  user)]
     keys = [key for part in parts for key in part]
     assert sorted(context) == sorted(keys) and len(keys) == len(set(keys))

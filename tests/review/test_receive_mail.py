@@ -17,7 +17,7 @@ from lxml import html as lxml_html
 from registry.review import actions
 from registry.review.mailaddress import reply_address, return_address
 from registry.review.models import Comment, InboundMessage, OutboundMessage, RequestEvent, State
-from tests.factories import make_request
+from tests.factories import make_registration
 
 EML = Path(__file__).parent / "eml"
 
@@ -31,16 +31,16 @@ def _eager(settings):
 def in_review(registrant, expert, django_capture_on_commit_callbacks):
     """A request in public review whose posting to the list went out."""
     with django_capture_on_commit_callbacks(execute=True):
-        request = make_request(registrant, nid="racefoo")
-    return request
+        registration = make_registration(registrant, nid="racefoo")
+    return registration
 
 
-def eml(name: str, request, **tokens: str) -> bytes:
+def eml(name: str, registration, **tokens: str) -> bytes:
     """A fixture with this test's request and Message-IDs filled in."""
     raw = (EML / f"{name}.eml").read_bytes()
-    root = OutboundMessage.objects.about(request).first() if request else None
-    values = {"REQ": str(request.pk) if request else "0",
-              "NID": request.proposed_nid if request else "none",
+    root = OutboundMessage.objects.about(registration).first() if registration else None
+    values = {"REQ": str(registration.pk) if registration else "0",
+              "NID": registration.proposed_nid if registration else "none",
               "ROOT": root.message_id.strip("<>") if root else "none@example.org", **tokens}
     for key, value in values.items():
         raw = raw.replace(f"%%{key}%%".encode(), value.encode())
@@ -58,12 +58,12 @@ def feed(raw: bytes, capsys=None) -> InboundMessage:
     return InboundMessage.objects.order_by("-id").first()
 
 
-def page(client, request, user=None):
+def page(client, registration, user=None):
     if user is None:
         client.logout()
     else:
         client.force_login(user)
-    return lxml_html.fromstring(client.get(request.get_absolute_url()).content)
+    return lxml_html.fromstring(client.get(registration.get_absolute_url()).content)
 
 
 def shown_comment(document, comment: Comment):
@@ -83,7 +83,7 @@ def test_a_gmail_list_reply_goes_on_the_public_timeline(client, in_review, regis
     mail.outbox.clear()
     with django_capture_on_commit_callbacks(execute=True):
         record = feed(eml("gmail_list_reply", in_review))
-    assert record.outcome == InboundMessage.Outcome.PLACED and record.request == in_review
+    assert record.outcome == InboundMessage.Outcome.PLACED and record.registration == in_review
     comment = record.comment
     assert (comment.via, comment.audience, comment.author) == ("list", "public", None)
     assert comment.sent_at == dt.datetime(2026, 11, 24, 8, 12, 45, tzinfo=dt.UTC)
@@ -148,7 +148,7 @@ def test_each_mail_client_shape_reads_well_on_the_page(client, in_review, name, 
 def test_located_by_the_messages_it_answers_when_the_subject_has_no_ticket(in_review):
     raw = eml("gmail_list_reply", in_review).replace(f"[URN #{in_review.pk}] ".encode(), b"")
     record = feed(raw)
-    assert record.outcome == "placed" and record.request == in_review
+    assert record.outcome == "placed" and record.registration == in_review
 
 
 def test_the_same_message_twice_is_added_once(in_review):
@@ -160,21 +160,21 @@ def test_the_same_message_twice_is_added_once(in_review):
     direct = feed(eml("outlook_direct_copy", in_review))
     via_list = feed(eml("outlook_list_copy", in_review))
     assert (direct.outcome, via_list.outcome) == ("placed", "duplicate")
-    assert Comment.objects.filter(request=in_review).count() == 2
+    assert Comment.objects.filter(registration=in_review).count() == 2
     assert InboundMessage.objects.count() == 4  # every delivery is kept
 
 
 def test_our_own_message_coming_back_is_a_loop(in_review):
     record = feed(eml("own_post_via_list", in_review))
-    assert record.outcome == "loop" and record.request == in_review
+    assert record.outcome == "loop" and record.registration == in_review
     assert not Comment.objects.exists()
 
 
 def test_a_bounce_marks_the_message_failed_for_staff_to_resend(client, in_review, expert, staff,
                                                                 django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        actions.request_transition(request=in_review, transition="request_changes",
-                                   actor=expert, comment="Say how case works.")
+        actions.registration_transition(registration=in_review, transition="request_changes",
+                                        actor=expert, comment="Say how case works.")
     changes = OutboundMessage.objects.get(event__transition="request_changes")
     assert changes.state == "sent"
     record = feed(eml("bounce", in_review, BOUNCED=changes.message_id.strip("<>"),
@@ -183,7 +183,7 @@ def test_a_bounce_marks_the_message_failed_for_staff_to_resend(client, in_review
     changes.refresh_from_db()
     assert changes.state == "failed"
     assert "550 5.1.1" in changes.last_error and "User unknown" in changes.last_error
-    event = RequestEvent.objects.get(request=in_review, kind="mail_bounced")
+    event = RequestEvent.objects.get(registration=in_review, kind="mail_bounced")
     assert "bounced" in event.comment
     document = page(client, in_review, staff)
     (row,) = document.xpath('//table[@id="mail-log"]//tr[contains(@class, "mail-failed")]')
@@ -200,7 +200,7 @@ def test_an_automatic_reply_is_recorded_not_posted(in_review):
 
 def test_mail_about_no_request_is_kept_for_staff(in_review, capsys):
     record = feed(eml("no_ticket", in_review))
-    assert record.outcome == "unplaced" and record.request is None
+    assert record.outcome == "unplaced" and record.registration is None
     assert b"gadget serial numbers" in bytes(record.raw)
     assert "No request found" in capsys.readouterr().out
 
@@ -208,12 +208,12 @@ def test_mail_about_no_request_is_kept_for_staff(in_review, capsys):
 def test_the_registrant_answering_changes_requested_reaches_the_expert(
         client, in_review, registrant, other_registrant, expert,
         django_capture_on_commit_callbacks):
-    actions.request_assign(request=in_review, expert=expert, actor=expert)
+    actions.registration_assign(registration=in_review, expert=expert, actor=expert)
     with django_capture_on_commit_callbacks(execute=True):
-        actions.request_transition(request=in_review, transition="request_changes",
-                                   actor=expert, comment="Say how case works.")
+        actions.registration_transition(registration=in_review, transition="request_changes",
+                                        actor=expert, comment="Say how case works.")
     changes = OutboundMessage.objects.get(event__transition="request_changes")
-    reply = reply_address(request_pk=in_review.pk, user_pk=registrant.pk, version=0)
+    reply = reply_address(registration_pk=in_review.pk, user_pk=registrant.pk, version=0)
     assert reply in [a for m in mail.outbox if m.to == [registrant.email] for a in m.reply_to]
     mail.outbox.clear()
     with django_capture_on_commit_callbacks(execute=True):
@@ -234,7 +234,7 @@ def test_the_registrant_answering_changes_requested_reaches_the_expert(
 
 def test_direct_mail_from_someone_else_is_held_for_staff(client, in_review, staff):
     record = feed(eml("direct_stranger", in_review))
-    assert record.outcome == "held" and record.request == in_review
+    assert record.outcome == "held" and record.registration == in_review
     assert "the From line proves nothing" in record.reason
     held = page(client, in_review, staff).xpath('//*[@id="mail-held"]/following-sibling::ul')
     assert "Held for staff" in held[0].text_content()
@@ -243,7 +243,7 @@ def test_direct_mail_from_someone_else_is_held_for_staff(client, in_review, staf
 
 
 def test_a_draft_takes_no_mail(registrant):
-    draft = make_request(registrant, nid="draftmail", submit=False)
+    draft = make_registration(registrant, nid="draftmail", submit=False)
     record = feed(eml("gmail_list_reply", draft))
     assert record.outcome == "held" and "draft" in record.reason
     assert not Comment.objects.exists()
@@ -347,8 +347,8 @@ def test_two_deliveries_at_once_place_one_comment(registrant, expert):
 
     from django.db import connection
 
-    request = make_request(registrant, nid="raceboth")
-    raw = eml("gmail_list_reply", request)
+    registration = make_registration(registrant, nid="raceboth")
+    raw = eml("gmail_list_reply", registration)
     barrier = threading.Barrier(4)
     outcomes = []
 
@@ -363,7 +363,7 @@ def test_two_deliveries_at_once_place_one_comment(registrant, expert):
     for thread in threads:
         thread.join()
     assert sorted(outcomes) == ["duplicate", "duplicate", "duplicate", "placed"]
-    assert Comment.objects.filter(request=request).count() == 1
+    assert Comment.objects.filter(registration=registration).count() == 1
 
 
 def test_the_public_review_page_shows_a_reply_that_came_after_it_was_cached(client, in_review):

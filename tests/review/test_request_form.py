@@ -8,7 +8,7 @@ from registry.namespaces.template import STORED_FIELDS
 from registry.review import actions
 from registry.review.forms import RequestForm
 from registry.review.models import RegistrationRequest, State
-from tests.factories import complete_values, make_request
+from tests.factories import complete_values, make_registration
 from tests.html import field_errors, field_value, find, links, one, page, text, texts
 from tests.review.helpers import readable, sent_summaries, textarea_text
 
@@ -51,21 +51,22 @@ def test_the_form_shows_every_appendix_a_field_with_guidance(logged_in):
 def test_a_partial_draft_saves(logged_in, registrant):
     response = logged_in.post(reverse("review:new"), {"kind": "formal", "proposed_nid": "",
                                                       "edit_version": 0, "purpose": "Half."})
-    request = RegistrationRequest.objects.get(registrant=registrant)
-    assert response.status_code == 302 and response["Location"] == f"/requests/{request.pk}/edit/"
-    assert request.state == State.DRAFT and request.purpose == "Half."
+    registration = RegistrationRequest.objects.get(registrant=registrant)
+    assert response.status_code == 302
+    assert response["Location"] == f"/requests/{registration.pk}/edit/"
+    assert registration.state == State.DRAFT and registration.purpose == "Half."
 
 
 def test_submitting_from_the_form(logged_in, registrant, expert, mailoutbox,
                                   django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         response = logged_in.post(reverse("review:new"), form_data(submit="1"))
-    request = RegistrationRequest.objects.get(registrant=registrant)
-    assert response["Location"] == f"/requests/{request.pk}/"
-    assert request.state == State.IN_REVIEW
+    registration = RegistrationRequest.objects.get(registrant=registrant)
+    assert response["Location"] == f"/requests/{registration.pk}/"
+    assert registration.state == State.IN_REVIEW
     assert sent_summaries(mailoutbox) == [
         "[urn] Registration request for URN NID formnid",
-        f"Received: your URN namespace request #{request.pk} is in public review"]
+        f"Received: your URN namespace request #{registration.pk} is in public review"]
 
 
 def at_fields(doc: HtmlElement, message: str) -> list[str]:
@@ -143,45 +144,46 @@ def test_nul_bytes_are_refused_at_the_field(logged_in):
 
 
 def test_a_stale_form_after_the_request_moved_on_keeps_the_text(logged_in, registrant):
-    request = make_request(registrant, nid="stale", submit=False)
-    version = request.edit_version
-    actions.request_transition(request=request, transition="submit", actor=registrant)
-    response = logged_in.post(reverse("review:edit", args=[request.pk]),
+    registration = make_registration(registrant, nid="stale", submit=False)
+    version = registration.edit_version
+    actions.registration_transition(registration=registration, transition="submit",
+                                    actor=registrant)
+    response = logged_in.post(reverse("review:edit", args=[registration.pk]),
                               form_data(version, proposed_nid="stale", purpose="My new text"))
     doc = page(response)
     assert response.status_code == 409
     assert "can no longer be edited" in text(one(doc, "//*[@id='error-summary']"))
     assert field_value(doc, "purpose") == "My new text"
-    request.refresh_from_db()
-    assert request.purpose != "My new text"
+    registration.refresh_from_db()
+    assert registration.purpose != "My new text"
 
 
 def test_a_form_from_another_tab_does_not_overwrite(logged_in, registrant):
-    request = make_request(registrant, nid="twotabs", submit=False)
-    first = logged_in.post(reverse("review:edit", args=[request.pk]),
-                           form_data(request.edit_version, proposed_nid="twotabs",
+    registration = make_registration(registrant, nid="twotabs", submit=False)
+    first = logged_in.post(reverse("review:edit", args=[registration.pk]),
+                           form_data(registration.edit_version, proposed_nid="twotabs",
                                      purpose="Tab one"))
     assert first.status_code == 302
-    second = logged_in.post(reverse("review:edit", args=[request.pk]),
-                            form_data(request.edit_version, proposed_nid="twotabs",
+    second = logged_in.post(reverse("review:edit", args=[registration.pk]),
+                            form_data(registration.edit_version, proposed_nid="twotabs",
                                       purpose="Tab two"))
     assert second.status_code == 409
     doc = page(second)
     assert "another window or tab" in text(one(doc, "//*[@id='error-summary']"))
     assert field_value(doc, "purpose") == "Tab two"  # what was typed is kept
-    request.refresh_from_db()
-    assert request.purpose == "Tab one"
+    registration.refresh_from_db()
+    assert registration.purpose == "Tab one"
 
 
 def test_a_tampered_edit_version_is_a_field_error_not_a_crash(logged_in, registrant):
-    request = make_request(registrant, nid="tamper", submit=False)
-    response = logged_in.post(reverse("review:edit", args=[request.pk]),
+    registration = make_registration(registrant, nid="tamper", submit=False)
+    response = logged_in.post(reverse("review:edit", args=[registration.pk]),
                               form_data("not-a-number", proposed_nid="tamper"))
     assert response.status_code == 400
 
 
 def test_other_registrants_drafts_are_invisible(client, registrant, other_registrant):
-    draft = make_request(registrant, nid="secret", submit=False)
+    draft = make_registration(registrant, nid="secret", submit=False)
     client.force_login(other_registrant)
     for url in (f"/requests/{draft.pk}/", f"/requests/{draft.pk}/edit/"):
         assert client.get(url).status_code == 404
@@ -199,15 +201,15 @@ def test_other_registrants_drafts_are_invisible(client, registrant, other_regist
 
 def test_other_registrants_cannot_edit_a_submitted_request(client, registrant,
                                                           other_registrant):
-    request = make_request(registrant, nid="notyours")
+    registration = make_registration(registrant, nid="notyours")
     client.force_login(other_registrant)
-    assert client.get(f"/requests/{request.pk}/").status_code == 200  # public review
-    assert client.post(f"/requests/{request.pk}/edit/", form_data(0)).status_code == 404
-    response = client.post(f"/requests/{request.pk}/do/withdraw/", {"comment": ""})
+    assert client.get(f"/requests/{registration.pk}/").status_code == 200  # public review
+    assert client.post(f"/requests/{registration.pk}/edit/", form_data(0)).status_code == 404
+    response = client.post(f"/requests/{registration.pk}/do/withdraw/", {"comment": ""})
     assert response.status_code == 403
     assert text(one(page(response), "//*[@id='refused']")).startswith("Only the registrant")
-    request.refresh_from_db()
-    assert request.state == State.IN_REVIEW
+    registration.refresh_from_db()
+    assert registration.state == State.IN_REVIEW
 
 
 def test_anonymous_users_are_sent_to_log_in(client):
@@ -216,11 +218,11 @@ def test_anonymous_users_are_sent_to_log_in(client):
 
 
 def test_conflicting_proposals_are_flagged_on_both(client, registrant, other_registrant, expert):
-    first = make_request(registrant, nid="clash")
-    second = make_request(other_registrant, nid="CLASH")
+    first = make_registration(registrant, nid="clash")
+    second = make_registration(other_registrant, nid="CLASH")
     client.force_login(expert)
-    for request, other in ((first, second), (second, first)):
-        doc = page(client.get(request.get_absolute_url()))
+    for registration, other in ((first, second), (second, first)):
+        doc = page(client.get(registration.get_absolute_url()))
         flag = "//*[@id='conflict-flag']//a"
         assert links(doc, flag) == [other.get_absolute_url()]
         assert texts(doc, flag) == [f"#{other.pk} {other.proposed_nid}"]
@@ -237,18 +239,18 @@ def test_revision_form_requires_revision_information_and_shows_a_diff(
     from registry.namespaces.models import Namespace
     from tests.factories import approve
 
-    approve(make_request(registrant, nid="revme"), expert, staff, register=True)
+    approve(make_registration(registrant, nid="revme"), expert, staff, register=True)
     client.force_login(registrant)
     assert client.get(reverse("review:new"), {"revises": "REVME"}).status_code == 302
     # A GET writes nothing.
     assert not RegistrationRequest.objects.filter(revises__isnull=False).exists()
     response = client.post(reverse("review:new"), {"revises": "REVME"})
-    request = RegistrationRequest.objects.get(revises=Namespace.objects.by_nid("revme").get())
-    assert response["Location"] == f"/requests/{request.pk}/edit/"
-    data = form_data(request.edit_version, submit="1", resolution="Now with a mirror.")
+    registration = RegistrationRequest.objects.get(revises=Namespace.objects.by_nid("revme").get())
+    assert response["Location"] == f"/requests/{registration.pk}/edit/"
+    data = form_data(registration.edit_version, submit="1", resolution="Now with a mirror.")
     data.pop("proposed_nid")
     data.pop("kind")
-    response = client.post(f"/requests/{request.pk}/edit/", data)
+    response = client.post(f"/requests/{registration.pk}/edit/", data)
     doc = page(response)
     assert response.status_code == 400
     assert text(one(doc, "//label[@for='id_revision_information']")) == "Revision information"
@@ -264,8 +266,8 @@ def test_revision_form_requires_revision_information_and_shows_a_diff(
 
 
 def test_my_requests_lists_only_mine_with_states(client, registrant, other_registrant):
-    make_request(registrant, nid="minea")
-    make_request(other_registrant, nid="theirs")
+    make_registration(registrant, nid="minea")
+    make_registration(other_registrant, nid="theirs")
     client.force_login(registrant)
     doc = page(client.get(reverse("review:my-requests")))
     rows = {text(one(tr, "./td[@data-label='Namespace']//*[@class='nid']")):
@@ -296,15 +298,16 @@ def test_a_ticked_fast_track_box_does_not_block_saving_a_draft(logged_in, regist
 def test_a_recognized_body_may_ask_for_the_fast_track(client, standards_body):
     client.force_login(standards_body)
     response = client.post(reverse("review:new"), form_data(fast_track="on", submit="1"))
-    request = RegistrationRequest.objects.get()
-    assert response.status_code == 302 and request.fast_track and request.state == "in_review"
+    registration = RegistrationRequest.objects.get()
+    assert response.status_code == 302
+    assert registration.fast_track and registration.state == "in_review"
 
 
 def test_only_the_holder_can_start_a_revision_from_the_web(client, registrant,
                                                            other_registrant, expert, staff):
     from tests.factories import approve
 
-    approve(make_request(registrant, nid="heldns"), expert, staff, register=True)
+    approve(make_registration(registrant, nid="heldns"), expert, staff, register=True)
     client.force_login(other_registrant)
     assert client.post(reverse("review:new"), {"revises": "heldns"}).status_code == 403
     assert client.post(reverse("review:new"), {"revises": "nosuchns"}).status_code == 404
@@ -318,9 +321,9 @@ def test_only_the_holder_can_start_a_revision_from_the_web(client, registrant,
 
 def test_a_refused_decision_keeps_what_the_expert_typed_in_its_own_form(client, registrant,
                                                                       expert):
-    request = make_request(registrant, nid="keepit")
+    registration = make_registration(registrant, nid="keepit")
     client.force_login(expert)
-    response = client.post(f"/requests/{request.pk}/do/approve/",
+    response = client.post(f"/requests/{registration.pk}/do/approve/",
                            {"comment": "Sound and complete.", "early_reason": ""})
     assert response.status_code == 409
     doc = page(response)
@@ -330,5 +333,5 @@ def test_a_refused_decision_keeps_what_the_expert_typed_in_its_own_form(client, 
     assert "ends on" in error  # refused: the review period is not over, said at the field
     assert textarea_text(one(doc, '//*[@id="do-reject"]//textarea[@name="comment"]')) == ""
     assert textarea_text(one(doc, '//*[@id="comment-form"]//textarea[@name="body"]')) == ""
-    request.refresh_from_db()
-    assert request.state == "in_review"
+    registration.refresh_from_db()
+    assert registration.state == "in_review"

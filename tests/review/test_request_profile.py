@@ -60,16 +60,16 @@ def test_a_sound_profile_is_checked_for_experts_published_and_used_at_once(
         logged_in, client, registrant, expert, staff):
     response = logged_in.post(reverse("review:new"), form_data(
         profile=json.dumps(PROFILE), submit="1"))
-    request = RegistrationRequest.objects.get(registrant=registrant)
-    assert response.status_code == 302 and json.loads(request.profile) == PROFILE
-    assert json.loads(request.latest_round().profile) == PROFILE
+    registration = RegistrationRequest.objects.get(registrant=registrant)
+    assert response.status_code == 302 and json.loads(registration.profile) == PROFILE
+    assert json.loads(registration.latest_round().profile) == PROFILE
     client.force_login(expert)
-    doc = page(client.get(request.get_absolute_url()))
+    doc = page(client.get(registration.get_absolute_url()))
     section = one(doc, "//section[@id='profile']")
     assert [text(td) for td in find(section, ".//tbody/tr/td[3]")] == [
         "passes", "fails, as it should: the NSS ends too early: the rule \"nss\" of the "
         "ABNF syntax expected a digit or '-'"]
-    approve(request, expert, staff, register=True)
+    approve(registration, expert, staff, register=True)
     namespace = Namespace.objects.by_nid("profnid").get()
     assert namespace.profile == PROFILE
     good, bad = client.get("/api/check", {"urn": ["urn:profnid:12-34", "urn:profnid:1234"]}
@@ -84,10 +84,10 @@ def test_a_sound_profile_is_checked_for_experts_published_and_used_at_once(
 
 def test_a_revision_starts_from_the_published_profile(client, registrant, expert, staff):
     from registry.review import actions
-    from tests.factories import make_request
+    from tests.factories import make_registration
 
-    approve(make_request(registrant, nid="profnid", profile=json.dumps(PROFILE)), expert,
+    approve(make_registration(registrant, nid="profnid", profile=json.dumps(PROFILE)), expert,
             staff, register=True)
-    revision = actions.request_create(actor=registrant,
-                                      revises=Namespace.objects.by_nid("profnid").get())
+    revision = actions.registration_create(actor=registrant,
+                                           revises=Namespace.objects.by_nid("profnid").get())
     assert json.loads(revision.profile) == PROFILE

@@ -42,19 +42,19 @@ def test_every_account_change_has_its_event(seeded):
 
 def test_timestamps_read_like_a_registry_in_use(seeded, settings):
     now = timezone.now()
-    for request in RegistrationRequest.objects.all():
-        events = list(request.events.order_by("created_at", "id"))
-        assert events[0].created_at >= request.created_at - dt.timedelta(seconds=5)
+    for registration in RegistrationRequest.objects.all():
+        events = list(registration.events.order_by("created_at", "id"))
+        assert events[0].created_at >= registration.created_at - dt.timedelta(seconds=5)
         latest = max([e.created_at for e in events if e.transition not in ("remind",)]
-                     + list(request.comments.values_list("created_at", flat=True)))
+                     + list(registration.comments.values_list("created_at", flat=True)))
         # Nothing was written around the actions: the last activity is the last event.
-        assert abs(request.last_activity_at - latest) < dt.timedelta(seconds=5), request
+        assert abs(registration.last_activity_at - latest) < dt.timedelta(seconds=5), registration
     exlib = RegistrationRequest.objects.get(proposed_nid="exlib")
     assert 4 <= (now - exlib.last_activity_at).days <= 6
     assert (now - exlib.review_started_at).days >= 10
     # Decisions come after the full review period, so none needed an early reason.
     for decision in RequestEvent.objects.filter(transition="approve"):
-        ends = decision.request.rounds.order_by("number").first().submitted_at + \
+        ends = decision.registration.rounds.order_by("number").first().submitted_at + \
             dt.timedelta(days=settings.REVIEW_MIN_DAYS)
         assert decision.created_at > ends
         assert "Decided before the end" not in decision.comment

@@ -11,9 +11,9 @@ from django.utils import timezone
 from registry.review import workflow
 from registry.review.models import RegistrationRequest, State
 from registry.review.workflow import STATES, TRANSITIONS, StateMeaning, states_where
-from tests.factories import make_request
+from tests.factories import make_registration
 from tests.html import one, page, text
-from tests.review.helpers import request_in
+from tests.review.helpers import registration_in
 
 FLAGS = [f.name for f in dataclasses.fields(StateMeaning) if f.type in ("bool", bool)]
 
@@ -86,34 +86,35 @@ def _quiet(monkeypatch, state: str, **meaning):
 
 @pytest.mark.django_db
 def test_the_idle_reminder_reads_the_row(monkeypatch, registrant):
-    request = make_request(registrant, nid="idlerow")
-    RegistrationRequest.objects.filter(pk=request.pk).update(
+    registration = make_registration(registrant, nid="idlerow")
+    RegistrationRequest.objects.filter(pk=registration.pk).update(
         last_activity_at=timezone.now() - dt.timedelta(days=60))
     def due():
         return list(RegistrationRequest.objects.needing_reminder(
             now=timezone.now(), idle=dt.timedelta(days=14)))
 
-    assert due() == [request]
-    _quiet(monkeypatch, request.state, reminded=False)  # e.g. a request put on hold
+    assert due() == [registration]
+    _quiet(monkeypatch, registration.state, reminded=False)  # e.g. a request put on hold
     assert due() == []
 
 
 @pytest.mark.django_db
 def test_the_public_review_list_reads_the_row(monkeypatch, registrant):
-    request = make_request(registrant, nid="listrow")
-    assert list(RegistrationRequest.objects.in_public_review()) == [request]
-    _quiet(monkeypatch, request.state, public_review=False)
+    registration = make_registration(registrant, nid="listrow")
+    assert list(RegistrationRequest.objects.in_public_review()) == [registration]
+    _quiet(monkeypatch, registration.state, public_review=False)
     assert list(RegistrationRequest.objects.in_public_review()) == []
 
 
 @pytest.mark.django_db
 def test_answers_by_mail_read_the_row(monkeypatch, registrant, expert, staff):
     people = {"registrant": registrant, "expert": expert, "staff": staff}
-    request = request_in("changes_requested", path="community", people=people, nid="mailrow")
-    assert workflow.answered_by_mail(request)
+    registration = registration_in("changes_requested", path="community", people=people,
+                                   nid="mailrow")
+    assert workflow.answered_by_mail(registration)
     assert workflow.moves_answered_by_mail() == ("request_changes",)
-    _quiet(monkeypatch, request.state, answered_by_mail=False)
-    assert not workflow.answered_by_mail(request)
+    _quiet(monkeypatch, registration.state, answered_by_mail=False)
+    assert not workflow.answered_by_mail(registration)
     assert workflow.moves_answered_by_mail() == ()
 
 
@@ -122,9 +123,9 @@ def test_answers_by_mail_read_the_row(monkeypatch, registrant, expert, staff):
 def test_the_badge_is_the_rows(client, registrant, expert, staff, state):
     people = {"registrant": registrant, "expert": expert, "staff": staff}
     nid = "badge" + state.replace("_", "")[:8]
-    request = request_in(state, path="community", people=people, nid=nid)
+    registration = registration_in(state, path="community", people=people, nid=nid)
     client.force_login(registrant)
-    doc = page(client.get(request.get_absolute_url()))
+    doc = page(client.get(registration.get_absolute_url()))
     badge = one(doc, "//h1/following-sibling::span[1]")
     assert set(badge.get("class").split()) == {"badge", *STATES[state].badge.split()}
     assert text(badge) == STATES[state].label

@@ -13,7 +13,7 @@ from lxml import etree
 from registry.namespaces.models import Namespace
 from registry.review import actions, charts, stats, workflow
 from registry.review.models import State
-from tests.factories import approve, make_request
+from tests.factories import approve, make_registration
 from tests.html import find, one, page, text, texts
 
 START = timezone.now()
@@ -27,18 +27,21 @@ def history(registrant, expert, second_expert, staff):
     for nid, days, how in (("tenday", 10, "approve"), ("twentyday", 20, "reject"),
                            ("fortyday", 40, "approve")):
         with time_machine.travel(START, tick=False):
-            request = make_request(registrant, nid=nid)
+            registration = make_registration(registrant, nid=nid)
         with time_machine.travel(START + dt.timedelta(days=days), tick=False):
-            request = actions.request_transition(request=request, transition=how,
-                                                 actor=expert, comment="Because.",
-                                                 early_reason="Decided early.")
-        decided.append(request)
-    approve_registered = actions.request_transition(request=decided[0], transition="register",
-                                                    actor=staff)
-    make_request(registrant, nid="stillopen")
-    make_request(registrant, nid="privatedraft", submit=False)
-    actions.request_assign(request=make_request(registrant, nid="assigned"), expert=expert,
-                           actor=expert)
+            registration = actions.registration_transition(registration=registration,
+                                                           transition=how,
+                                                           actor=expert, comment="Because.",
+                                                           early_reason="Decided early.")
+        decided.append(registration)
+    approve_registered = actions.registration_transition(registration=decided[0],
+                                                         transition="register",
+                                                         actor=staff)
+    make_registration(registrant, nid="stillopen")
+    make_registration(registrant, nid="privatedraft", submit=False)
+    actions.registration_assign(registration=make_registration(registrant, nid="assigned"),
+                                expert=expert,
+                                actor=expert)
     return approve_registered
 
 
@@ -149,8 +152,8 @@ def test_the_json_holds_the_same_figures_and_is_cached_per_generation(client, hi
     assert "durations" not in first.json()["time_to_decision"]["years"][0]
     assert client.get("/stats.json", HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 304
     # A decision moves the generation: the figures follow.
-    request = make_request(registrant, nid="another")
-    approve(request, expert)
+    registration = make_registration(registrant, nid="another")
+    approve(registration, expert)
     second = client.get("/stats.json").json()
     assert second["time_to_decision"]["overall"]["count"] == 4
     assert client.head("/stats.json").status_code == 200
@@ -163,7 +166,7 @@ def test_the_figures_take_a_fixed_number_of_queries(history, registrant,
     with django_assert_max_num_queries(8) as before:
         stats.public_figures()
     for n in range(5):
-        make_request(registrant, nid=f"more{n}")
+        make_registration(registrant, nid=f"more{n}")
     with django_assert_max_num_queries(len(before.captured_queries)):
         stats.public_figures()
 

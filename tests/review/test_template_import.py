@@ -8,7 +8,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from registry.review.models import RegistrationRequest
-from tests.factories import complete_values, make_request
+from tests.factories import complete_values, make_registration
 from tests.html import field_errors, field_value, one, page, text, texts
 
 SAMPLES = Path(__file__).parent.parent / "templates_text" / "samples"
@@ -74,7 +74,7 @@ def test_nothing_to_read_says_so(logged_in):
 
 
 def test_importing_into_a_draft_changes_it_only_when_saved(logged_in, registrant):
-    draft = make_request(registrant, nid="olddraft", submit=False)
+    draft = make_registration(registrant, nid="olddraft", submit=False)
     data = {"kind": "formal", "proposed_nid": "olddraft", "edit_version": draft.edit_version,
             **complete_values(registrant),
             "template_text": (SAMPLES / "xmpp-rfc4854.txt").read_text(),

@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 
 from registry.review.models import Comment, RegistrationRequest, RequestEvent
-from tests.factories import complete_values, make_request
+from tests.factories import complete_values, make_registration
 from tests.html import field_errors, page
 
 RLO = "\u202e"
@@ -65,13 +65,13 @@ def test_an_email_with_a_bidi_override_is_refused(client, registrant):
 
 @pytest.mark.parametrize("label", HOSTILE)
 def test_a_comment_is_refused_and_kept(client, registrant, other_registrant, label):
-    request = make_request(registrant, nid="talkpolicy")
+    registration = make_registration(registrant, nid="talkpolicy")
     client.force_login(other_registrant)
     typed = HOSTILE[label]
-    response = client.post(reverse("review:comment", args=[request.pk]),
+    response = client.post(reverse("review:comment", args=[registration.pk]),
                            {"body": typed, "audience": "public"})
     assert response.status_code == 400  # given back, the error at the field
-    assert not Comment.objects.filter(request=request).exists()
+    assert not Comment.objects.filter(registration=registration).exists()
     doc = page(response)
     error = doc.get_element_by_id("id_body-error").text_content()
     assert "Character" in error or "Null characters" in error
@@ -81,15 +81,15 @@ def test_a_comment_is_refused_and_kept(client, registrant, other_registrant, lab
 
 @pytest.mark.parametrize("label", HOSTILE)
 def test_a_transition_comment_is_refused_and_kept(client, registrant, expert, label):
-    request = make_request(registrant, nid="decidepolicy")
+    registration = make_registration(registrant, nid="decidepolicy")
     client.force_login(expert)
     typed = HOSTILE[label]
-    response = client.post(reverse("review:transition", args=[request.pk, "request_changes"]),
+    response = client.post(reverse("review:transition", args=[registration.pk, "request_changes"]),
                            {"comment": typed})
     assert response.status_code == 400  # given back, the error at the field
-    request.refresh_from_db()
-    assert request.state == "in_review"
-    assert not RequestEvent.objects.filter(request=request,
+    registration.refresh_from_db()
+    assert registration.state == "in_review"
+    assert not RequestEvent.objects.filter(registration=registration,
                                            transition="request_changes").exists()
     doc = page(response)
     error = doc.get_element_by_id("id_request_changes_comment-error").text_content()
@@ -100,34 +100,34 @@ def test_a_transition_comment_is_refused_and_kept(client, registrant, expert, la
 
 @pytest.mark.parametrize("label", HOSTILE)
 def test_the_standardisation_comment_is_refused_not_a_500(client, registrant, expert, label):
-    request = make_request(registrant, nid="stdpolicy")
+    registration = make_registration(registrant, nid="stdpolicy")
     client.force_login(expert)
-    response = client.post(reverse("review:standardisation", args=[request.pk]),
+    response = client.post(reverse("review:standardisation", args=[registration.pk]),
                            {"involved": "1", "comment": HOSTILE[label]})
     assert response.status_code == 400  # given back, the error at the field
-    request.refresh_from_db()
-    assert not request.standardisation
+    registration.refresh_from_db()
+    assert not registration.standardisation
     error = page(response).get_element_by_id("id_comment-error").text_content()
     assert "Character" in error or "Null" in error
 
 
 def test_the_standardisation_flag_still_works(client, registrant, expert):
-    request = make_request(registrant, nid="stdworks")
+    registration = make_registration(registrant, nid="stdworks")
     client.force_login(expert)
-    client.post(reverse("review:standardisation", args=[request.pk]),
+    client.post(reverse("review:standardisation", args=[registration.pk]),
                 {"involved": "1", "comment": "An SDO is involved."})
-    request.refresh_from_db()
-    assert request.standardisation
-    client.post(reverse("review:standardisation", args=[request.pk]), {"involved": "0"})
-    request.refresh_from_db()
-    assert not request.standardisation
+    registration.refresh_from_db()
+    assert registration.standardisation
+    client.post(reverse("review:standardisation", args=[registration.pk]), {"involved": "0"})
+    registration.refresh_from_db()
+    assert not registration.standardisation
 
 
 def test_short_fields_are_isolated_from_the_text_around_them(client, registrant):
     # Stored before the policy (or by any other path): still cannot reorder the page.
-    request = make_request(registrant, nid="bdinid")
-    RegistrationRequest.objects.filter(pk=request.pk).update(registrant_organisation=f"x{RLO}gro.live")
-    for url in (request.get_absolute_url(), reverse("review:public-review")):
+    registration = make_registration(registrant, nid="bdinid")
+    RegistrationRequest.objects.filter(pk=registration.pk).update(registrant_organisation=f"x{RLO}gro.live")
+    for url in (registration.get_absolute_url(), reverse("review:public-review")):
         doc = page(client.get(url))
         isolated = [el.text_content() for el in doc.iter("bdi")]
         assert f"x{RLO}gro.live" in isolated, url

@@ -12,10 +12,10 @@ from registry.review.workflow import (
     NotAllowed,
     Refused,
     TransitionRefused,
-    check,
     check_move,
+    check_transition,
 )
-from tests.review.helpers import EARLY, request_in
+from tests.review.helpers import EARLY, registration_in
 
 C, F = "community", "fast_track"
 
@@ -110,18 +110,19 @@ def test_the_fast_track_never_reaches_the_iesg_or_a_rejection():
                          sorted(t for t in ALLOWED if (t[0], t[3]) not in UNREACHABLE))
 def test_every_allowed_triple_works_through_the_action(state, name, role, path, people):
     who = _people_for(path, people)
-    request = request_in(state, path=path, people=who, nid="wfallowed",
-                         standardisation=name == "report_to_iesg")
+    registration = registration_in(state, path=path, people=who, nid="wfallowed",
+                                   standardisation=name == "report_to_iesg")
     if TRANSITIONS[name].race_only:  # a case-twin makes it a race
-        request_in("in_review", path=C, people=people, nid="WFAllowed")
-    before = RequestEvent.objects.filter(request=request).count()
-    result = actions.request_transition(request=request, transition=name, actor=who[role],
-                                        comment="A reason.", early_reason=EARLY)
+        registration_in("in_review", path=C, people=people, nid="WFAllowed")
+    before = RequestEvent.objects.filter(registration=registration).count()
+    result = actions.registration_transition(registration=registration, transition=name,
+                                             actor=who[role],
+                                             comment="A reason.", early_reason=EARLY)
     assert result.state == EXPECTED_TARGET[name]
     result.refresh_from_db()
     assert result.state == EXPECTED_TARGET[name]
-    event = RequestEvent.objects.filter(request=request).latest("id")
-    assert RequestEvent.objects.filter(request=request).count() == before + 1
+    event = RequestEvent.objects.filter(registration=registration).latest("id")
+    assert RequestEvent.objects.filter(registration=registration).count() == before + 1
     assert (event.kind, event.transition, event.from_state, event.to_state, event.actor) == (
         "transition", name, state, EXPECTED_TARGET[name], who[role])
 
@@ -132,91 +133,96 @@ def test_every_allowed_triple_works_through_the_action(state, name, role, path, 
 )
 def test_refused_triples_change_nothing_through_the_action(state, name, role, path, people):
     who = _people_for(path, people)
-    request = request_in(state, path=path, people=who, nid="wfrefused")
-    events = RequestEvent.objects.filter(request=request).count()
+    registration = registration_in(state, path=path, people=who, nid="wfrefused")
+    events = RequestEvent.objects.filter(registration=registration).count()
     with pytest.raises(Refused):
-        actions.request_transition(request=request, transition=name, actor=who[role],
-                                   comment="A reason.", early_reason=EARLY)
-    request.refresh_from_db()
-    assert request.state == state
-    assert RequestEvent.objects.filter(request=request).count() == events
+        actions.registration_transition(registration=registration, transition=name, actor=who[role],
+                                        comment="A reason.", early_reason=EARLY)
+    registration.refresh_from_db()
+    assert registration.state == state
+    assert RequestEvent.objects.filter(registration=registration).count() == events
 
 
 def test_decisions_need_their_comment(people):
-    request = request_in("in_review", path=C, people=people, nid="needsreason")
+    registration = registration_in("in_review", path=C, people=people, nid="needsreason")
     for name in ("request_changes", "approve", "reject"):
         with pytest.raises(TransitionRefused, match="is required"):
-            check(request, name, people["expert"], early_reason=EARLY)
+            check_transition(registration, name, people["expert"], early_reason=EARLY)
 
 
 def test_experts_may_decide_early_only_with_a_recorded_reason(people, settings):
     settings.REVIEW_MIN_DAYS = 14
-    request = request_in("in_review", path=C, people=people, nid="earlybird")
+    registration = registration_in("in_review", path=C, people=people, nid="earlybird")
     with pytest.raises(TransitionRefused, match="14 days"):
-        actions.request_transition(request=request, transition="approve",
-                                   actor=people["expert"], comment="Fine.")
-    actions.request_transition(request=request, transition="approve", actor=people["expert"],
-                               comment="Fine.", early_reason="Uncontroversial; list agreed.")
-    event = RequestEvent.objects.filter(request=request).latest("id")
+        actions.registration_transition(registration=registration, transition="approve",
+                                        actor=people["expert"], comment="Fine.")
+    actions.registration_transition(registration=registration, transition="approve",
+                                    actor=people["expert"],
+                                    comment="Fine.", early_reason="Uncontroversial; list agreed.")
+    event = RequestEvent.objects.filter(registration=registration).latest("id")
     assert "Decided before the end of the public review period: Uncontroversial" in \
         event.comment
 
 
 def test_after_the_review_period_no_early_reason_is_needed(people, settings):
     settings.REVIEW_MIN_DAYS = 0
-    request = request_in("in_review", path=C, people=people, nid="patient")
-    actions.request_transition(request=request, transition="approve", actor=people["expert"],
-                               comment="Fine.")
-    assert RequestEvent.objects.filter(request=request).latest("id").comment == "Fine."
+    registration = registration_in("in_review", path=C, people=people, nid="patient")
+    actions.registration_transition(registration=registration, transition="approve",
+                                    actor=people["expert"],
+                                    comment="Fine.")
+    assert RequestEvent.objects.filter(registration=registration).latest("id").comment == "Fine."
 
 
 def test_standardisation_sends_approval_to_the_iesg(people):
-    request = request_in("in_review", path=C, people=people, nid="stdsbody",
-                         standardisation=True)
+    registration = registration_in("in_review", path=C, people=people, nid="stdsbody",
+                                   standardisation=True)
     with pytest.raises(TransitionRefused, match="IESG"):
-        check(request, "approve", people["expert"], comment="x", early_reason=EARLY)
-    plain = request_in("in_review", path=C, people=people, nid="plainone")
+        check_transition(registration, "approve", people["expert"], comment="x", early_reason=EARLY)
+    plain = registration_in("in_review", path=C, people=people, nid="plainone")
     with pytest.raises(TransitionRefused, match="approve it directly"):
-        check(plain, "report_to_iesg", people["expert"], comment="x", early_reason=EARLY)
+        check_transition(plain, "report_to_iesg", people["expert"], comment="x", early_reason=EARLY)
 
 
 def test_fast_track_needs_a_recognized_body_and_documentation(people):
-    from tests.factories import make_request
+    from tests.factories import make_registration
 
-    request = make_request(people["registrant"], nid="notsdo", fast_track=True, submit=False)
+    registration = make_registration(people["registrant"], nid="notsdo", fast_track=True,
+                                     submit=False)
     with pytest.raises(TransitionRefused, match="recognized standards bodies"):
-        actions.request_transition(request=request, transition="submit",
-                                   actor=people["registrant"])
-    sdo_request = make_request(people["sdo"], nid="sdonodoc", fast_track=True, submit=False,
-                               documentation="")
+        actions.registration_transition(registration=registration, transition="submit",
+                                        actor=people["registrant"])
+    sdo_registration = make_registration(people["sdo"], nid="sdonodoc", fast_track=True,
+                                         submit=False,
+                                         documentation="")
     with pytest.raises(TransitionRefused, match="Documentation is empty"):
-        actions.request_transition(request=sdo_request, transition="submit",
-                                   actor=people["sdo"])
+        actions.registration_transition(registration=sdo_registration, transition="submit",
+                                        actor=people["sdo"])
 
 
 def test_the_fast_track_offers_no_expert_decisions(people):
-    request = request_in("in_review", path=F, people=_people_for(F, people), nid="fastone")
-    offered = {t.name for t in workflow.available(request, people["expert"])}
+    registration = registration_in("in_review", path=F, people=_people_for(F, people),
+                                   nid="fastone")
+    offered = {t.name for t in workflow.available(registration, people["expert"])}
     assert offered == set()
-    offered = {t.name for t in workflow.available(request, people["sdo"])}
+    offered = {t.name for t in workflow.available(registration, people["sdo"])}
     assert offered == {"revise", "request_registration", "withdraw"}
 
 
 def test_the_state_cannot_change_without_its_event(people):
     from registry.history import UnrecordedChange
 
-    request = request_in("in_review", path=C, people=people, nid="sneaky")
-    request.state = State.APPROVED
+    registration = registration_in("in_review", path=C, people=people, nid="sneaky")
+    registration.state = State.APPROVED
     with pytest.raises(UnrecordedChange):
-        request.save()
+        registration.save()
     from registry.review.models import RegistrationRequest
 
     with pytest.raises(UnrecordedChange):
-        RegistrationRequest.objects.filter(pk=request.pk).update(state=State.APPROVED)
+        RegistrationRequest.objects.filter(pk=registration.pk).update(state=State.APPROVED)
     with pytest.raises(UnrecordedChange):
-        RegistrationRequest.objects.bulk_update([request], ["state"])
-    request.refresh_from_db()
-    assert request.state == State.IN_REVIEW
+        RegistrationRequest.objects.bulk_update([registration], ["state"])
+    registration.refresh_from_db()
+    assert registration.state == State.IN_REVIEW
 
 
 @pytest.mark.parametrize("state", State.values)
@@ -226,8 +232,8 @@ def test_comment_audiences_by_role_and_state(state, people):
     from registry.review.models import RegistrationRequest
 
     submitted = state != "draft"
-    request = RegistrationRequest(registrant=people["registrant"], state=state,
-                                  review_started_at=timezone.now() if submitted else None)
+    registration = RegistrationRequest(registrant=people["registrant"], state=state,
+                                       review_started_at=timezone.now() if submitted else None)
     final = state in ("registered", "rejected", "withdrawn", "closed")
     public = [] if state == "draft" else ["public"]
     expected = {
@@ -238,12 +244,12 @@ def test_comment_audiences_by_role_and_state(state, people):
         "staff": [*public, "registrant"] if submitted else [],
     }
     for role, audiences in expected.items():
-        assert workflow.comment_audiences(request, people[role]) == audiences, (state, role)
+        assert workflow.comment_audiences(registration, people[role]) == audiences, (state, role)
     from django.contrib.auth.models import AnonymousUser
 
-    assert workflow.comment_audiences(request, AnonymousUser()) == []
-    assert workflow.can_view(request, AnonymousUser()) == submitted
-    assert workflow.can_view(request, people["registrant"])
+    assert workflow.comment_audiences(registration, AnonymousUser()) == []
+    assert workflow.can_view(registration, AnonymousUser()) == submitted
+    assert workflow.can_view(registration, people["registrant"])
 
 
 @pytest.mark.parametrize("state", ["draft", "withdrawn"])
@@ -252,11 +258,11 @@ def test_a_request_never_submitted_stays_private_in_any_state(state, people):
 
     from registry.review.models import RegistrationRequest
 
-    request = RegistrationRequest(registrant=people["registrant"], state=state)
+    registration = RegistrationRequest(registrant=people["registrant"], state=state)
     for role in ("other", "expert", "staff"):
-        assert not workflow.can_view(request, people[role])
-    assert not workflow.can_view(request, AnonymousUser())
-    assert workflow.can_view(request, people["registrant"])
+        assert not workflow.can_view(registration, people[role])
+    assert not workflow.can_view(registration, AnonymousUser())
+    assert workflow.can_view(registration, people["registrant"])
 
 
 def test_an_expert_may_not_write_internally_on_their_own_request(people):
@@ -264,6 +270,6 @@ def test_an_expert_may_not_write_internally_on_their_own_request(people):
 
     from registry.review.models import RegistrationRequest
 
-    request = RegistrationRequest(registrant=people["expert"], state="in_review",
-                                  review_started_at=timezone.now())
-    assert workflow.comment_audiences(request, people["expert"]) == ["public", "registrant"]
+    registration = RegistrationRequest(registrant=people["expert"], state="in_review",
+                                       review_started_at=timezone.now())
+    assert workflow.comment_audiences(registration, people["expert"]) == ["public", "registrant"]

@@ -13,7 +13,7 @@ from registry.accounts.models import AccountEvent, User
 from registry.review import actions, workflow
 from registry.review.models import RequestEvent
 from registry.review.tasks import remind_idle_requests_task
-from tests.factories import make_request, make_user
+from tests.factories import make_registration, make_user
 from tests.html import field_errors, field_value, find, one, page, text
 
 TODAY = dt.date(2026, 11, 24)
@@ -91,39 +91,39 @@ def test_only_experts_have_an_availability_and_only_their_own(client, registrant
 # --- The policy ---------------------------------------------------------------------------
 
 def test_conflict_of_interest_is_the_registrant_or_their_organisation(registrant, expert):
-    request = make_request(registrant, nid="conflicted", submit=False)
-    assert workflow.conflict_of_interest(request, expert) == ""
-    assert "registrant" in workflow.conflict_of_interest(request, registrant)
+    registration = make_registration(registrant, nid="conflicted", submit=False)
+    assert workflow.conflict_of_interest(registration, expert) == ""
+    assert "registrant" in workflow.conflict_of_interest(registration, registrant)
     colleague = make_user("colleague@example.org", roles=["designated expert"],
                           organisation="  example ARCHIVE foundation ")
-    assert "organisation" in workflow.conflict_of_interest(request, colleague)
+    assert "organisation" in workflow.conflict_of_interest(registration, colleague)
     # The template's organisation counts too, not only the account's.
-    request.registrant_organisation = "ISSN International Centre"
+    registration.registrant_organisation = "ISSN International Centre"
     issn = make_user("issn@example.org", roles=["designated expert"],
                      organisation="ISSN International Centre")
-    assert "organisation" in workflow.conflict_of_interest(request, issn)
+    assert "organisation" in workflow.conflict_of_interest(registration, issn)
 
 
 def test_the_suggestion_is_the_least_loaded_available_expert_without_a_conflict(
         registrant, expert, second_expert):
     third = make_user("expert3@example.org", roles=["designated expert"],
                       organisation=registrant.organisation)
-    busy = make_request(registrant, nid="busyone")
-    actions.request_assign(request=busy, expert=expert, actor=expert)
-    request = make_request(registrant, nid="suggested")
+    busy = make_registration(registrant, nid="busyone")
+    actions.registration_assign(registration=busy, expert=expert, actor=expert)
+    registration = make_registration(registrant, nid="suggested")
     experts = _loaded(expert, second_expert, third)
     # expert has one open request, second_expert none, third is of the registrant's body.
-    assert workflow.suggested_assignee(request, experts, today=TODAY) == second_expert
+    assert workflow.suggested_assignee(registration, experts, today=TODAY) == second_expert
     _away(second_expert, TODAY)
     experts = _loaded(expert, second_expert, third)
-    assert workflow.suggested_assignee(request, experts, today=TODAY) == expert
+    assert workflow.suggested_assignee(registration, experts, today=TODAY) == expert
     account_actions.expert_set_availability(expert=expert, unavailable_until=None,
                                             max_open_assignments=1, actor=expert)
     experts = _loaded(expert, second_expert, third)
-    assert workflow.suggested_assignee(request, experts, today=TODAY) is None
+    assert workflow.suggested_assignee(registration, experts, today=TODAY) is None
     # Back the day after their absence ends.
     tomorrow = TODAY + dt.timedelta(days=1)
-    assert workflow.suggested_assignee(request, experts, today=tomorrow) == second_expert
+    assert workflow.suggested_assignee(registration, experts, today=tomorrow) == second_expert
     # An assigned request needs no suggestion.
     busy.refresh_from_db()
     assert workflow.suggested_assignee(busy, experts, today=tomorrow) is None
@@ -131,20 +131,21 @@ def test_the_suggestion_is_the_least_loaded_available_expert_without_a_conflict(
 
 def test_nobody_assigns_a_conflicted_expert_nor_someone_else_who_is_away(
         registrant, expert, second_expert, staff):
-    request = make_request(registrant, nid="assignrule")
+    registration = make_registration(registrant, nid="assignrule")
     colleague = make_user("colleague@example.org", roles=["designated expert"],
                           organisation=registrant.organisation)
     with pytest.raises(workflow.TransitionRefused, match="conflict of interest"):
-        actions.request_assign(request=request, expert=colleague, actor=staff)
+        actions.registration_assign(registration=registration, expert=colleague, actor=staff)
     _away(second_expert, timezone.localdate() + dt.timedelta(days=3))
     with pytest.raises(workflow.TransitionRefused, match="away until"):
-        actions.request_assign(request=request, expert=second_expert, actor=expert)
+        actions.registration_assign(registration=registration, expert=second_expert, actor=expert)
     # ... but they may still take it themselves, and IANA staff assign too.
-    actions.request_assign(request=request, expert=second_expert, actor=second_expert)
-    actions.request_assign(request=request, expert=expert, actor=staff)
-    request.refresh_from_db()
-    assert request.assigned_expert == expert
-    assert RequestEvent.objects.filter(request=request, kind="assign").count() == 2
+    actions.registration_assign(registration=registration, expert=second_expert,
+                                actor=second_expert)
+    actions.registration_assign(registration=registration, expert=expert, actor=staff)
+    registration.refresh_from_db()
+    assert registration.assigned_expert == expert
+    assert RequestEvent.objects.filter(registration=registration, kind="assign").count() == 2
 
 
 # --- The dashboard ---------------------------------------------------------------------
@@ -152,10 +153,10 @@ def test_nobody_assigns_a_conflicted_expert_nor_someone_else_who_is_away(
 @pytest.mark.parametrize("persona", ["expert", "staff"])
 def test_the_dashboard_shows_each_load_and_assigns_the_suggestion_in_one_click(
         client, persona, registrant, expert, second_expert, staff):
-    busy = make_request(registrant, nid="busyone")
-    actions.request_assign(request=busy, expert=expert, actor=expert)
+    busy = make_registration(registrant, nid="busyone")
+    actions.registration_assign(registration=busy, expert=expert, actor=expert)
     _away(expert, timezone.localdate())
-    waiting = make_request(registrant, nid="waiting")
+    waiting = make_registration(registrant, nid="waiting")
     client.force_login({"expert": expert, "staff": staff}[persona])
     doc = page(client.get("/requests/dashboard/"))
     rows = {row.get("data-expert"): row for row in find(doc, "//table[@data-load]/tbody/tr")}
@@ -171,7 +172,7 @@ def test_the_dashboard_shows_each_load_and_assigns_the_suggestion_in_one_click(
     assert response.status_code == 302 and response["Location"] == "/requests/dashboard/"
     waiting.refresh_from_db()
     assert waiting.assigned_expert == second_expert
-    event = RequestEvent.objects.filter(request=waiting, kind="assign").get()
+    event = RequestEvent.objects.filter(registration=waiting, kind="assign").get()
     assert event.actor.pk == {"expert": expert, "staff": staff}[persona].pk
 
 
@@ -191,20 +192,21 @@ def _run(capture, *, periods):
 def test_an_idle_request_goes_to_its_expert_then_the_others_then_staff_then_stops(
         registrant, expert, second_expert, staff, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):  # the submission's mail goes out
-        request = make_request(registrant, nid="sleepy")
-        actions.request_assign(request=request, expert=expert, actor=expert)
+        registration = make_registration(registrant, nid="sleepy")
+        actions.registration_assign(registration=registration, expert=expert, actor=expert)
     steps = [(_run(django_capture_on_commit_callbacks, periods=n),
               [sorted(m.to) for m in mail.outbox]) for n in (1, 2, 3, 4)]
     assert steps == [(1, [[expert.email]]), (1, [[second_expert.email]]),
                      (1, [[staff.email]]), (0, [])]
-    kinds = list(RequestEvent.objects.filter(request=request, kind__in=workflow.REMINDER_KINDS)
+    kinds = list(RequestEvent.objects.filter(registration=registration,
+                                             kind__in=workflow.REMINDER_KINDS)
                  .values_list("kind", flat=True))
     assert kinds == list(workflow.REMINDER_KINDS)
     # Someone acts: the next idle period starts from the beginning again.
     with time_machine.travel(START + dt.timedelta(days=33), tick=False), \
             django_capture_on_commit_callbacks(execute=True):  # its mail goes out then
-        actions.request_comment(request=request, actor=expert, audience="experts",
-                                body="On it.")
+        actions.registration_comment(registration=registration, actor=expert, audience="experts",
+                                     body="On it.")
     assert _run(django_capture_on_commit_callbacks, periods=5) == 0  # not idle long enough
     assert _run(django_capture_on_commit_callbacks, periods=6) == 1
     assert [m.to for m in mail.outbox] == [[expert.email]]
@@ -213,25 +215,25 @@ def test_an_idle_request_goes_to_its_expert_then_the_others_then_staff_then_stop
 def test_an_expert_away_gets_no_reminder(registrant, expert, second_expert, staff,
                                          django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):  # the submission's mail goes out
-        request = make_request(registrant, nid="awayreq")
-        actions.request_assign(request=request, expert=expert, actor=expert)
+        registration = make_registration(registrant, nid="awayreq")
+        actions.registration_assign(registration=registration, expert=expert, actor=expert)
     _away(expert, timezone.localdate() + dt.timedelta(days=60))
     assert _run(django_capture_on_commit_callbacks, periods=1) == 1
     assert [m.to for m in mail.outbox] == [[second_expert.email]]
     # The other experts were told already (the one assigned is away): on to staff.
     assert _run(django_capture_on_commit_callbacks, periods=2) == 1
     assert [m.to for m in mail.outbox] == [[staff.email]]
-    assert RequestEvent.objects.filter(request=request, kind="escalate").count() == 0
+    assert RequestEvent.objects.filter(registration=registration, kind="escalate").count() == 0
 
 
 def test_with_every_expert_away_staff_hear_at_once(registrant, expert, staff,
                                                    django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):  # the submission's mail goes out
-        request = make_request(registrant, nid="nobodyin")
+        registration = make_registration(registrant, nid="nobodyin")
     _away(expert, timezone.localdate() + dt.timedelta(days=30))
     assert _run(django_capture_on_commit_callbacks, periods=1) == 1
     assert [m.to for m in mail.outbox] == [[staff.email]]
-    event = RequestEvent.objects.get(request=request, kind="escalate_staff")
+    event = RequestEvent.objects.get(registration=registration, kind="escalate_staff")
     assert event.comment == "Still no activity; escalated to IANA staff."
     assert "escalated" in mail.outbox[0].body
 
@@ -242,7 +244,7 @@ def test_the_command_takes_one_step_per_run_when_told_any_idle_time_counts(
 
     from django.core.management import CommandError, call_command
 
-    request = make_request(registrant, nid="cmdreq")
+    registration = make_registration(registrant, nid="cmdreq")
     out = StringIO()
     with django_capture_on_commit_callbacks(execute=True):
         call_command("remind_idle_requests", stdout=out)
@@ -251,7 +253,7 @@ def test_the_command_takes_one_step_per_run_when_told_any_idle_time_counts(
     for _ in range(3):
         with django_capture_on_commit_callbacks(execute=True):
             call_command("remind_idle_requests", "--idle-days", "0", stdout=StringIO())
-        kinds = list(RequestEvent.objects.filter(request=request,
+        kinds = list(RequestEvent.objects.filter(registration=registration,
                                                  kind__in=workflow.REMINDER_KINDS)
                      .values_list("kind", flat=True))
     # Unassigned: every expert first, then straight to staff; then nothing more.

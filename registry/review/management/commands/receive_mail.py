@@ -62,6 +62,6 @@ class Command(BaseCommand):
             except (OperationalError, InterfaceError) as exc:
                 raise CommandError(f"{name}: could not store the message ({exc}); try again "
                                    "later.", returncode=EX_TEMPFAIL) from exc
-            where = f" on request #{record.request_id}" if record.request_id else ""
+            where = f" on request #{record.registration_id}" if record.registration_id else ""
             self.stdout.write(f"{name}: {record.message_id} {record.get_outcome_display()}"
                               f"{where}" + (f" ({record.reason})" if record.reason else ""))

@@ -157,34 +157,34 @@ class Command(BaseCommand):
         period = settings.REVIEW_MIN_DAYS
         # A namespace registered through the community path, then revised: two versions.
         with self.at(days=2 * period + 80):
-            first = actions.request_create(actor=rita, kind="formal", proposed_nid="exarchive",
-                                           values=self._values(rita))
-            actions.request_transition(request=first, transition="submit", actor=rita)
+            first = actions.registration_create(actor=rita, kind="formal", proposed_nid="exarchive",
+                                                values=self._values(rita))
+            actions.registration_transition(registration=first, transition="submit", actor=rita)
         with self.at(days=period + 70):
-            actions.request_transition(request=first, transition="approve", actor=erin,
-                                       comment="Clear syntax and assignment; no conflicts.")
+            actions.registration_transition(registration=first, transition="approve", actor=erin,
+                                            comment="Clear syntax and assignment; no conflicts.")
         with self.at(days=period + 69):
-            actions.request_transition(request=first, transition="register", actor=sam)
+            actions.registration_transition(registration=first, transition="register", actor=sam)
         namespace = Namespace.objects.by_nid("exarchive").get()
         with self.at(days=period + 20):
-            revision = actions.request_create(actor=rita, revises=namespace)
-            actions.request_update(
-                request=revision, actor=rita, edit_version=revision.edit_version,
+            revision = actions.registration_create(actor=rita, revises=namespace)
+            actions.registration_update(
+                registration=revision, actor=rita, edit_version=revision.edit_version,
                 kind="formal", proposed_nid="", fast_track=False,
                 values=self._values(rita, resolution="The archive runs HTTPS resolvers at "
                                     "https://archive.example/urn/ and "
                                     "https://mirror.example/urn/.",
                                     revision_information="Version 2 adds a mirror resolver."),
             )
-            actions.request_transition(request=revision, transition="submit", actor=rita)
+            actions.registration_transition(registration=revision, transition="submit", actor=rita)
         with self.at(days=5):
-            actions.request_transition(request=revision, transition="approve", actor=erin,
-                                       comment="A mirror is welcome.")
-            actions.request_transition(request=revision, transition="register", actor=sam)
+            actions.registration_transition(registration=revision, transition="approve", actor=erin,
+                                            comment="A mirror is welcome.")
+            actions.registration_transition(registration=revision, transition="register", actor=sam)
 
-    def _list_reply(self, request: RegistrationRequest) -> None:
+    def _list_reply(self, registration: RegistrationRequest) -> None:
         """A reply on the review list, taken in as receive_mail takes in mail."""
-        root = OutboundMessage.objects.about(request).first()
+        root = OutboundMessage.objects.about(registration).first()
         message = EmailMessage()
         message["From"] = "Alice Reviewer <alice.reviewer@example.net>"
         message["To"] = settings.REVIEW_LIST_ADDRESS
@@ -208,34 +208,34 @@ class Command(BaseCommand):
 
         # In public review, with a comment and a conflicting proposal for the same NID.
         with self.at(days=12):
-            pending = actions.request_create(actor=rita, kind="formal", proposed_nid="exlib",
-                                             values=self._values(rita))
+            pending = actions.registration_create(actor=rita, kind="formal", proposed_nid="exlib",
+                                                  values=self._values(rita))
         with self.at(days=11):
-            actions.request_transition(request=pending, transition="submit", actor=rita)
+            actions.registration_transition(registration=pending, transition="submit", actor=rita)
         with self.at(days=5):
-            actions.request_comment(request=pending, actor=otto, audience="public",
-                                    body="Will the records include personal data of donors?")
+            actions.registration_comment(registration=pending, actor=otto, audience="public",
+                                         body="Will the records include personal data of donors?")
             self._list_reply(pending)
         with self.at(days=4):
-            rival = actions.request_create(actor=otto, kind="formal", proposed_nid="ExLib",
-                                           values=self._values(otto))
-            actions.request_transition(request=rival, transition="submit", actor=otto)
+            rival = actions.registration_create(actor=otto, kind="formal", proposed_nid="ExLib",
+                                                values=self._values(otto))
+            actions.registration_transition(registration=rival, transition="submit", actor=otto)
 
         # A fast-track request from a recognized standards body, in review.
         with self.at(days=3):
-            fast = actions.request_create(actor=sofia, kind="formal", proposed_nid="exsdo",
-                                          fast_track=True, values=self._values(sofia))
-            actions.request_transition(request=fast, transition="submit", actor=sofia)
+            fast = actions.registration_create(actor=sofia, kind="formal", proposed_nid="exsdo",
+                                               fast_track=True, values=self._values(sofia))
+            actions.registration_transition(registration=fast, transition="submit", actor=sofia)
 
         # An informal request approved after the full review period and waiting for
         # IANA, and a private draft.
         with self.at(days=period + 6):
-            informal = actions.request_create(actor=otto, kind="informal",
-                                              values=self._values(otto))
-            actions.request_transition(request=informal, transition="submit", actor=otto)
+            informal = actions.registration_create(actor=otto, kind="informal",
+                                                   values=self._values(otto))
+            actions.registration_transition(registration=informal, transition="submit", actor=otto)
         with self.at(days=2):
-            actions.request_transition(request=informal, transition="approve", actor=erin,
-                                       comment="Fine as an informal namespace.")
+            actions.registration_transition(registration=informal, transition="approve", actor=erin,
+                                            comment="Fine as an informal namespace.")
         with self.at(days=1):
-            actions.request_create(actor=rita, kind="formal", proposed_nid="exdraft",
-                                   values={"purpose": "Half-written draft."})
+            actions.registration_create(actor=rita, kind="formal", proposed_nid="exdraft",
+                                        values={"purpose": "Half-written draft."})

@@ -1,0 +1,142 @@
+"""Who may see what: a request, its comments, its timeline's events, its mail, the
+private contact, the dashboard, the workload and the staff queue. Every page, export,
+feed and mail asks these functions (and the querysets use their filters)."""
+
+from __future__ import annotations
+
+from django.db.models import Q
+
+from registry.accounts.roles import (
+    EXPERT_ROLE,
+    REGISTRANT_ROLE,
+    STAFF_ROLE,
+    is_expert,
+    is_iana_staff,
+)
+from registry.review.models import Comment, RegistrationRequest, RequestEvent
+from registry.review.workflow.roles import Visitor, is_registrant, roles_of, signed_in
+from registry.review.workflow.tables import CLOSED_STATES, meaning_of
+
+# Timeline events not everyone reads: who may, by role (everything else is public).
+EVENT_READERS: dict[str, frozenset[str]] = {
+    "mail_reply": frozenset({REGISTRANT_ROLE, EXPERT_ROLE, STAFF_ROLE}),
+    "resend_mail": frozenset({EXPERT_ROLE, STAFF_ROLE}),
+    "mail_failed": frozenset({EXPERT_ROLE, STAFF_ROLE}),
+    "mail_bounced": frozenset({EXPERT_ROLE, STAFF_ROLE}),
+    "mail_attached": frozenset({EXPERT_ROLE, STAFF_ROLE}),
+}
+
+
+def was_submitted(registration: RegistrationRequest) -> bool:
+    return registration.review_started_at is not None
+
+
+def can_view(registration: RegistrationRequest, user: Visitor) -> bool:
+    """A request never submitted is private to its registrant, whatever its state
+    (a withdrawn draft too); from submission on, review is public."""
+    return was_submitted(registration) or is_registrant(user, registration)
+
+
+def requests_visible_to(user: Visitor) -> Q:
+    """``can_view`` as a filter (RegistrationRequest.objects.visible_to)."""
+    if not signed_in(user):
+        return Q(review_started_at__isnull=False)
+    return Q(review_started_at__isnull=False) | Q(registrant=user)
+
+
+def comments_visible_to(user: Visitor) -> Q:
+    """Which comments ``user`` may read (Comment.objects.visible_to): public ones on
+    requests they may see; those to the registrant by the registrant, the experts and
+    staff; internal ones by the designated experts only, never on their own request."""
+    on_visible = Q(registration__review_started_at__isnull=False)
+    if signed_in(user):
+        on_visible |= Q(registration__registrant=user)
+    audiences = Q(audience=Comment.Audience.PUBLIC)
+    if signed_in(user):
+        audiences |= Q(audience=Comment.Audience.REGISTRANT, registration__registrant=user)
+        if is_expert(user) or is_iana_staff(user):
+            audiences |= Q(audience=Comment.Audience.REGISTRANT)
+        if is_expert(user):
+            audiences |= Q(audience=Comment.Audience.EXPERTS) & ~Q(registration__registrant=user)
+    return on_visible & audiences
+
+
+def can_read_comment(comment: Comment, user: Visitor) -> bool:
+    registration = comment.registration
+    if not can_view(registration, user):
+        return False
+    if comment.audience == Comment.Audience.PUBLIC:
+        return True
+    if comment.audience == Comment.Audience.REGISTRANT:
+        return is_registrant(user, registration) or is_expert(user) or is_iana_staff(user)
+    return is_expert(user) and not is_registrant(user, registration)
+
+
+def comment_audiences(registration: RegistrationRequest, user: Visitor) -> list[str]:
+    """Who ``user`` may address a comment to on ``registration``: the public review (anyone
+    signed in, once submitted and while open; the participants afterwards), the
+    registrant (experts and staff), the experts only (experts, not on their own)."""
+    if not signed_in(user) or not can_view(registration, user):
+        return []
+    roles = roles_of(user, registration)
+    audiences: list[str] = []
+    meaning = meaning_of(registration.state)
+    if not meaning.initial and (not meaning.final or roles):
+        audiences.append(Comment.Audience.PUBLIC)
+    if roles & {EXPERT_ROLE, STAFF_ROLE}:
+        audiences.append(Comment.Audience.REGISTRANT)
+    if EXPERT_ROLE in roles and REGISTRANT_ROLE not in roles:
+        audiences.append(Comment.Audience.EXPERTS)
+    return audiences
+
+
+def hidden_events(registration: RegistrationRequest, user: Visitor) -> set[str]:
+    """The kinds of timeline event ``user`` may not read on ``registration``."""
+    roles = roles_of(user, registration)
+    return {name for name, readers in EVENT_READERS.items() if not roles & readers}
+
+
+def closing_event(registration: RegistrationRequest,
+                  events: list[RequestEvent]) -> RequestEvent | None:
+    """The transition (among ``events``, oldest first) that closed ``registration`` without
+    registering it, whose comment is the reason the page shows at its top."""
+    if registration.state not in CLOSED_STATES:
+        return None
+    return next((e for e in reversed(events) if e.kind == RequestEvent.Kind.TRANSITION
+                 and e.to_state == registration.state), None)
+
+
+def can_see_mail(registration: RegistrationRequest, user: Visitor) -> bool:
+    """The mail sent and received about a request (addresses, delivery errors, held
+    messages) is for the designated experts and IANA staff."""
+    return bool(roles_of(user, registration) & {EXPERT_ROLE, STAFF_ROLE})
+
+
+def can_see_private_contact(registration: RegistrationRequest, user: Visitor) -> bool:
+    """The contact the registrant gave for IANA only: IANA staff and the registrant."""
+    return is_registrant(user, registration) or is_iana_staff(user)
+
+
+def can_see_dashboard(user: Visitor) -> bool:
+    """The dashboard: the open requests, each expert's load and the suggested assignees."""
+    return is_expert(user) or is_iana_staff(user)
+
+
+def can_see_workload(user: Visitor) -> bool:
+    """Each expert's load and availability (the dashboard, the statistics) is for the
+    designated experts and IANA staff."""
+    return is_expert(user) or is_iana_staff(user)
+
+
+def can_set_availability(user: Visitor) -> bool:
+    """A designated expert says when they are away and how much they take."""
+    return is_expert(user)
+
+
+def can_see_staff_queue(user: Visitor) -> bool:
+    return is_iana_staff(user)
+
+
+def can_handle_quarantine(user: Visitor) -> bool:
+    """The quarantine of mail nobody could be credited with is for IANA staff."""
+    return is_iana_staff(user)
