@@ -15,7 +15,7 @@ def store_chunks_uncompressed(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('namespaces', '0016_export_order_from_the_index'),
+        ('namespaces', '0017_source_registration'),
     ]
 
     operations = [
