@@ -18,7 +18,7 @@ from registry.namespaces import public_cache
 from registry.protection import FAIL_OPEN
 from registry.review.models import Comment
 from registry.unavailable import COUNTS_RETRY_AFTER, DATABASE_RETRY_AFTER, server_error
-from tests.factories import make_request
+from tests.factories import make_registration
 from tests.faults.conftest import free_port
 from tests.html import page, texts
 
@@ -72,11 +72,11 @@ def test_search_and_the_checks_fail_open(client, db, cache_away):
 @pytest.mark.rate_limits
 def test_comments_fail_closed(client, registrant, other_registrant, cache_away,
                               django_capture_on_commit_callbacks):
-    request = make_request(registrant, nid="awaycache")
+    registration = make_registration(registrant, nid="awaycache")
     client.force_login(other_registrant)
     mails = len(mail.outbox)
     with django_capture_on_commit_callbacks(execute=True):
-        refused = client.post(reverse("review:comment", args=[request.pk]),
+        refused = client.post(reverse("review:comment", args=[registration.pk]),
                               {"body": "While the cache is away.", "audience": "public"})
     assert_503(refused, COUNTS_RETRY_AFTER)
     assert texts(page(refused), "//h1") == ["The registry is unavailable for a moment"]
