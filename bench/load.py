@@ -29,8 +29,10 @@ during a publish storm (one publish every 100 ms, --storm-interval) against thei
 quiet rate; and at the end each gunicorn worker's RSS and the Redis memory of this
 run's keys. A "publish" here is what one makes in the database: one namespace row
 changed and the registry generation moved at commit (the deferred bump), in one
-transaction; no Celery worker runs, so the first requests build the exports
-themselves (single flight), the worst case for them.
+transaction; no Celery worker runs, so the exports stay at the generation built at the
+start (a request never builds one): their first answers after a publish are that
+generation's (bench/exports.py times the worker's builds and the new generation's
+arrival).
 
 It stops gunicorn when done and drops the database it created (not with --keep
 or --database). Needs wrk, PostgreSQL and Redis on 127.0.0.1.

@@ -16,8 +16,6 @@ or sets a cookie, and each is cheap enough to be probed every few seconds.
 
 from __future__ import annotations
 
-import os
-
 from django.conf import settings
 from django.db import connection
 from django.http import JsonResponse
@@ -53,20 +51,12 @@ def broker_state() -> str:
 
 
 def exports_ready() -> bool:
-    """Can this process serve the registry's exports now? The hook for the exports'
-    own readiness (issue 29's exports part: the newest generation stored, readable on
-    this node); until that is wired here, what exists: a generation of the exports is
-    built under EXPORT_ROOT (a request builds the current one from there) or, with none
-    built yet, EXPORT_ROOT can be written to build the first."""
-    from registry.namespaces.export_files import export_root
+    """Can this process serve the registry's exports now: a generation is stored and
+    this machine's EXPORT_ROOT can take the next one (registry/namespaces/export_files.py,
+    ``exports_readiness`` says why not)."""
+    from registry.namespaces.export_files import exports_ready as ready
 
-    root = export_root()
-    try:
-        if any(path.is_dir() and not path.name.startswith(".") for path in root.iterdir()):
-            return True
-    except OSError:  # no directory yet, or unreadable
-        pass
-    return os.access(root if root.is_dir() else root.parent, os.W_OK)
+    return ready()
 
 
 def _answer(checks: dict[str, str], healthy: bool) -> JsonResponse:

@@ -329,12 +329,10 @@ USE_TZ = True
 
 FIXTURE_DIRS = [BASE_DIR / "fixtures"]
 
-# The exports (registry.xml, the CSVs): one directory per registry generation, built
-# by one process at a time (registry/namespaces/export_files.py). Every process that
-# serves them must share this directory; requests wait at most EXPORT_WAIT_SECONDS for
-# a build in progress before a 503 with Retry-After.
+# The exports (registry.xml, the CSVs) are built by a worker and stored in the database
+# (registry/namespaces/export_build.py); this directory is only this machine's cache of
+# them (export_cache.py), one directory per generation, never shared between machines.
 EXPORT_ROOT = Path(env_str("EXPORT_ROOT", str(BASE_DIR / "var" / "exports")))
-EXPORT_WAIT_SECONDS = env_int("EXPORT_WAIT_SECONDS", 30)
 # Behind nginx (deploy/nginx-registry.conf), an export is answered with X-Accel-Redirect
 # to this internal location, which serves EXPORT_ROOT; empty (the default): gunicorn sends
 # the file itself (sendfile).

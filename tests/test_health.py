@@ -25,7 +25,10 @@ def test_liveness_answers_with_the_database_away(client, monkeypatch):
     assert client.get("/healthz/live").status_code == 200
 
 
-def test_readiness_checks_the_database_and_the_exports(client, db):
+def test_readiness_checks_the_database_and_the_exports(client, registry):
+    from registry.namespaces.export_build import build_current_exports
+
+    build_current_exports()
     response = client.get("/healthz/ready")
     assert response.status_code == 200
     assert response.json() == {"status": "ok", "database": "ok", "exports": "ok"}
@@ -43,10 +46,13 @@ def test_readiness_is_503_naming_what_failed(client, db, monkeypatch, failing, s
     assert response.json() == {"status": "unavailable", **shown}
 
 
-def test_exports_are_ready_once_a_generation_is_built(settings, tmp_path):
-    settings.EXPORT_ROOT = tmp_path / "exports"
-    assert health.exports_ready()  # none yet, but one can be built there
-    (settings.EXPORT_ROOT / "token-1").mkdir(parents=True)
+def test_exports_are_ready_once_a_generation_is_built(registry, monkeypatch):
+    from registry.namespaces import tasks
+    from registry.namespaces.export_build import build_current_exports
+
+    monkeypatch.setattr(tasks.build_exports_task, "delay", lambda: None)
+    assert not health.exports_ready()  # none stored yet
+    build_current_exports()
     assert health.exports_ready()
 
 

@@ -8,7 +8,7 @@ its bytes are; and for the gzip form, where each *block* of pieces is. The next
 build reads the ordered ``(pk, updated_at)`` of every namespace (one query, no
 fragment text), and for a record whose pair is in the index copies its bytes from
 the previous file (``os.copy_file_range``, runs coalesced); only the others are
-read from ``ExportFragment`` (or serialised again).
+serialised again.
 
 The gzip form is one deflate stream made of independently compressed blocks, each
 ending on a byte boundary (a full flush, no final bit), followed by an empty final

@@ -1,6 +1,6 @@
 """The registry in IANA's formats, written per record so that a document is its
-frame plus one fragment per namespace (export_files.py keeps the fragments and
-assembles the files):
+frame plus one fragment per namespace (export_build.py assembles the files, copying
+each unchanged fragment from the previous generation's):
 
 - ``registry.xml``: ``urn-namespaces.xml`` exactly as IANA publishes it, valid
   against IANA's RELAX NG schema (``fixtures/iana/urn-namespaces.rng``):

@@ -340,23 +340,48 @@ class RegistryGeneration(models.Model):
         return f"{self.token}-{self.number}"
 
 
-class ExportFragment(models.Model):
-    """One namespace's serialised piece of each export (its ``<record>`` of IANA's XML,
-    its row of IANA's sub-registry CSV and of the combined CSV), kept so that a new
-    generation's documents are a concatenation plus the records that changed.
+class ExportGeneration(models.Model):
+    """One built generation of the exports (registry.xml, the CSVs), stored in the
+    database: the shared truth every app machine reads, replicated and backed up with
+    the rest (export_build.py writes it, export_cache.py copies it to a machine's disk,
+    which is only a cache of it). ``key`` is the exports' generation it was built from
+    (``Generation.exports_key``); a row never changes once written, and only the newest
+    ``KEEP_GENERATIONS`` of a database are kept. Derived: a build makes it again."""
 
-    Written only by the export builder (``export_files.build_exports``), which
-    compares ``stamp`` with what the namespace's row says now (its ``updated_at``, which
-    a new version moves too, the format and SITE_URL) and rewrites a fragment that no
-    longer matches, only for a record it cannot copy from the previous generation's
-    files (export_splice.py): a derived cache, never a source of truth."""
+    key = models.CharField(max_length=80, unique=True)
+    token = models.CharField(max_length=32)  # RegistryGeneration.token
+    number = models.PositiveBigIntegerField()  # RegistryGeneration.exports_number
+    changed_at = models.DateTimeField(null=True)  # the generation's change: Last-Modified
+    # What the documents' bytes depend on besides the rows (the format, SITE_URL): a
+    # build splices from the previous generation only when it is the same.
+    salt = models.CharField(max_length=32)
+    # Each stored file's size in bytes: {"registry.xml": plain, "registry.xml.gz": ...}.
+    sizes = models.JSONField()
+    built_at = models.DateTimeField(auto_now_add=True)
+    build_seconds = models.FloatField()
+    built_by = models.CharField(max_length=200)  # host and process id
 
-    namespace = models.OneToOneField(Namespace, on_delete=models.CASCADE, primary_key=True,
-                                     related_name="export_fragment")
-    stamp = models.CharField(max_length=100)
-    xml = models.TextField()
-    iana_csv = models.TextField()
-    csv = models.TextField()
+    class Meta:
+        indexes = [models.Index(fields=["token", "-number"], name="export_generation_newest")]
 
     def __str__(self) -> str:
-        return f"export fragment of {self.namespace_id}"
+        return self.key
+
+
+class ExportChunk(models.Model):
+    """A piece (at most ``export_build.CHUNK_BYTES``) of one stored file of a
+    generation: each export's gzip form (its plain form is that, inflated) and the
+    index the next build splices from."""
+
+    generation = models.ForeignKey(ExportGeneration, on_delete=models.CASCADE,
+                                   related_name="chunks")
+    name = models.CharField(max_length=64)
+    seq = models.PositiveIntegerField()
+    data = models.BinaryField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["generation", "name", "seq"],
+                                               name="export_chunk_order")]
+
+    def __str__(self) -> str:
+        return f"{self.name} #{self.seq} of {self.generation_id}"

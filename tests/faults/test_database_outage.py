@@ -55,6 +55,7 @@ def test_the_database_stopped_under_load(mode, private_cluster, redis_servers, g
         RATE_LIMIT_SEARCH="100000/m")  # every search a new one, each counted
     django_run(environment, "manage.py", "migrate", "--noinput", "-v", "0")
     session = json.loads(django_run(environment, "-c", SEED).strip().splitlines()[-1])
+    django_run(environment, "manage.py", "build_exports")  # as after a deploy: ready
     signed_in = {"Cookie": f"{settings.SESSION_COOKIE_NAME}={session}"}
     server = gunicorn_servers(environment)
     for path in WARM:

@@ -1,7 +1,7 @@
-"""The exports as files per registry generation: built from per-record fragments
-(only a changed record is serialised again), by one builder at a time, right after
-the commit, streamed from disk with their generation's validators, two generations
-kept."""
+"""The exports: built by one builder at a time right after the commit (only a changed
+record serialised again), stored in the database, copied to each machine's disk on
+first need and streamed from there with their generation's validators; never built in
+a request; exactly two generations kept."""
 
 import datetime as dt
 import gzip
@@ -16,10 +16,10 @@ from django.db import connection, transaction
 from django.utils.http import http_date
 from lxml import etree
 
-from registry.namespaces import export_files, exports
+from registry.namespaces import export_build, export_cache, export_files, exports
 from registry.namespaces.actions import namespace_register, namespace_set_status
 from registry.namespaces.iana import XML_NS
-from registry.namespaces.models import ExportFragment, Namespace
+from registry.namespaces.models import ExportChunk, ExportGeneration, Namespace
 from registry.namespaces.public_cache import current_generation
 from tests.factories import complete_values
 from tests.namespaces.test_public_cache import nids_on
@@ -31,8 +31,13 @@ def register(nid, actor):
 
 
 def built_generations():
-    root = export_files.export_root()
+    """The generations on this machine's disk."""
+    root = export_cache.export_root()
     return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def stored_generations():
+    return sorted(ExportGeneration.objects.values_list("key", flat=True))
 
 
 @pytest.fixture
@@ -54,7 +59,7 @@ def test_every_export_is_streamed_from_its_file(client, registry):
         response = client.get(f"/{name}")
         assert response.status_code == 200 and response.streaming, name
         assert response["Content-Type"] == export.content_type
-        directory = export_files.export_root() / current_generation().exports_key
+        directory = export_cache.export_root() / current_generation().exports_key
         assert response.getvalue() == (directory / name).read_bytes()
         assert gzip.decompress((directory / f"{name}.gz").read_bytes()) == (
             directory / name).read_bytes()
@@ -78,7 +83,7 @@ def test_behind_nginx_an_export_names_its_file_for_x_accel_redirect(client, regi
         assert response["Content-Type"] == export.content_type
         assert response.get("Content-Encoding") == ("gzip" if gzip_asked else None)
         assert "Accept-Encoding" in response["Vary"] and response["ETag"]
-        file = export_files.export_root() / generation.exports_key / sent
+        file = export_cache.export_root() / generation.exports_key / sent
         assert response["Last-Modified"] == http_date(file.stat().st_mtime)
         assert file.stat().st_mtime == generation.changed_at.timestamp()
         again = client.get(f"/{name}", HTTP_IF_NONE_MATCH=response["ETag"], **headers)
@@ -113,7 +118,6 @@ def test_a_change_serialises_only_the_changed_record(client, registry, staff, se
     assert sorted(serialised) == ["isbn", "newrow"]
     rows = response.getvalue().decode().splitlines()
     assert any(row.startswith("formal,isbn,") and "deprecated" in row for row in rows)
-    assert ExportFragment.objects.count() == Namespace.objects.count()
 
 
 def test_a_fragment_is_remade_when_site_url_changes(client, registry, staff, serialised,
@@ -140,55 +144,99 @@ def test_the_assembled_xml_is_the_whole_tree_indented(client, registry, staff):
     assert [name.text for name in formal][-1] == "zzlast"  # IANA's order: by NID
 
 
-def test_only_the_newest_two_generations_are_kept(client, registry, staff, monkeypatch):
-    monkeypatch.setattr(export_files, "KEEP_SECONDS", -1)
+def test_exactly_the_newest_two_generations_are_kept(client, registry, staff):
+    """In the database and on the disk, however fast the generations come."""
     keys = []
-    for nid in ("one", "two", "three"):
+    for nid in ("one", "two", "three", "four"):
         register(nid, staff)
         keys.append(current_generation().exports_key)
         assert client.get("/registry.xml").status_code == 200
-    assert built_generations() == sorted(keys[-2:])
+        assert stored_generations() == built_generations() == sorted(keys[-2:])
+    assert not ExportChunk.objects.exclude(generation__key__in=keys[-2:]).exists()
 
 
-def test_a_generation_built_a_moment_ago_is_kept_for_whoever_chose_it(client, registry, staff):
-    """Behind nginx the app names a directory and nginx opens the file afterwards: a
-    directory built within KEEP_SECONDS stays, even past the newest two."""
-    keys = []
-    for nid in ("one", "two", "three"):
-        register(nid, staff)
-        keys.append(current_generation().exports_key)
-        assert client.get("/registry.xml").status_code == 200
-    assert set(keys) <= set(built_generations())
+def test_without_a_built_generation_a_request_is_a_503_and_queues_one_build(
+        client, registry, monkeypatch):
+    """A request never builds: it queues a build (once for every request that finds the
+    generation unbuilt) and is told when to come back."""
+    from registry.namespaces import tasks
 
-
-def test_a_request_waits_for_the_builder_with_a_bound(client, registry, settings):
-    settings.EXPORT_WAIT_SECONDS = 0
-    with export_files.build_lock(wait=False) as held:
-        assert held
+    queued = []
+    monkeypatch.setattr(tasks.build_exports_task, "delay", lambda: queued.append(1))
+    for _ in range(3):
         response = client.get("/registry.csv")
-    assert response.status_code == 503 and response["Retry-After"]
-    assert client.get("/registry.csv").status_code == 200  # the lock is free: built
+        assert response.status_code == 503
+        assert int(response["Retry-After"]) <= 30  # well within gunicorn's timeout
+    assert queued == [1] and stored_generations() == []
 
 
-def test_a_request_is_served_a_newer_generation_never_an_older_one(registry, staff, rf):
-    older = current_generation()
+def test_a_request_gets_the_newest_built_generation_with_its_own_validators(
+        client, registry, staff, monkeypatch):
+    """While the registry has moved past the newest built generation, that generation
+    is served (with its own ETag and Last-Modified) and a build is queued."""
+    from registry.namespaces import tasks
+
+    first = client.get("/registry.csv")
+    queued = []
+    monkeypatch.setattr(tasks.build_exports_task, "delay", lambda: queued.append(1))
     register("newer", staff)
-    with export_files.build_lock(wait=True):
-        newer = export_files.build_exports()
-    assert export_files.ready_directory(older) == newer  # its own is gone: the newer one
-    request = rf.get("/registry.csv")
-    request._registry_generation = older
-    response = export_files.export_response(request, "registry.csv")
-    assert b"newer" in response.getvalue()
-    assert response["ETag"] == export_files.export_response(
-        rf.get("/registry.csv"), "registry.csv")["ETag"]
+    stale = client.get("/registry.csv")
+    assert stale.status_code == 200 and b",newer," not in stale.getvalue()
+    assert (stale["ETag"], stale["Last-Modified"]) == (first["ETag"], first["Last-Modified"])
+    assert client.get("/registry.csv", HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 304
+    assert queued == [1]
+    monkeypatch.undo()
+    export_build.build_current_exports()
+    fresh = client.get("/registry.csv")
+    assert b",newer," in fresh.getvalue() and fresh["ETag"] != first["ETag"]
+
+
+def test_this_machines_disk_is_only_a_cache_of_the_database(client, registry, settings,
+                                                             tmp_path, monkeypatch):
+    """A machine with an empty EXPORT_ROOT (another machine, or this one's disk lost)
+    serves the very bytes, filled from the database, without building."""
+    served = {name: client.get(f"/{name}").getvalue() for name in export_files.EXPORTS}
+    zipped = client.get("/registry.xml", HTTP_ACCEPT_ENCODING="gzip").getvalue()
+    monkeypatch.setattr(export_build, "build_exports", None)  # any build would fail
+    for root in (tmp_path / "another-machine", settings.EXPORT_ROOT):
+        settings.EXPORT_ROOT = root
+        import shutil
+        shutil.rmtree(root, ignore_errors=True)
+        for name, content in served.items():
+            assert client.get(f"/{name}").getvalue() == content, name
+        assert client.get("/registry.xml", HTTP_ACCEPT_ENCODING="gzip").getvalue() == zipped
+        assert not [p for p in Path(root).rglob("*") if p.name.startswith(".")]
+
+
+def test_a_spliced_generation_is_byte_identical_to_one_built_from_scratch(
+        client, registry, staff, serialised):
+    client.get("/registry.xml")
+    for nid in ("alpha", "omega"):
+        register(nid, staff)
+        client.get("/registry.xml")
+    namespace_set_status(namespace=Namespace.objects.by_nid("isbn").get(),
+                         status="deprecated", comment="Superseded.", actor=staff)
+    serialised.clear()
+    spliced = {name: export_files.export_bytes(name) for name in export_files.EXPORTS}
+    assert serialised == ["isbn"]
+    zipped = {name: b"".join(export_cache.stream(export_cache.served_state().newest, name, True))
+              for name in export_files.EXPORTS}
+    ExportGeneration.objects.all().delete()
+    import shutil
+    shutil.rmtree(export_cache.export_root())
+    serialised.clear()
+    for name, content in spliced.items():
+        assert export_files.export_bytes(name) == content, name
+        newest = export_cache.served_state().newest
+        assert b"".join(export_cache.stream(newest, name, True)) == zipped[name], name
+    assert len(serialised) == Namespace.objects.count()
 
 
 def test_the_commit_builds_the_exports_before_anyone_asks(transactional_db, staff):
     register("first", staff)
     key = current_generation().exports_key
-    assert built_generations()[-1] == key
-    text = (export_files.export_root() / key / "registry.csv").read_text()
+    assert stored_generations()[-1] == key and built_generations()[-1] == key
+    text = (export_cache.export_root() / key / "registry.csv").read_text()
     assert ",first," in text
 
 
@@ -235,9 +283,14 @@ def test_two_concurrent_publishes_never_leave_the_cache_on_the_older_one(transac
 def test_the_command_builds_the_current_generation(registry):
     from django.core.management import call_command
 
-    call_command("build_exports", stdout=io.StringIO())
-    assert built_generations() == [current_generation().exports_key]
-    assert ExportFragment.objects.count() == Namespace.objects.count()
+    out = io.StringIO()
+    call_command("build_exports", stdout=out)
+    key = current_generation().exports_key
+    assert stored_generations() == built_generations() == [key]
+    assert key in out.getvalue()
+    stored = ExportGeneration.objects.get()
+    assert set(stored.sizes) == {*export_files.EXPORTS, *(f"{n}.gz" for n in export_files.EXPORTS),
+                                 "index.bin"}
 
 
 def test_one_build_is_queued_per_transaction(db, staff):
@@ -273,3 +326,31 @@ def test_a_submission_leaves_the_exports_as_they_are(transactional_db, client, r
     assert queued == [True]
     assert current_generation().exports_key != exports_key
     assert b",quietnid," in client.get("/registry.csv").getvalue()
+
+
+def test_each_representation_has_its_own_etag_and_q_values_are_honoured(client, registry):
+    """RFC 9110: gzip;q=0 gets identity, GZIP is gzip, and If-None-Match is compared with
+    the selected representation's ETag (a gzip ETag earns no 304 for identity)."""
+    plain = client.get("/registry.csv")
+    content = plain.getvalue()  # streamed: read before the next request
+    zipped = client.get("/registry.csv", HTTP_ACCEPT_ENCODING="GZIP")
+    assert "Content-Encoding" not in plain and zipped["Content-Encoding"] == "gzip"
+    assert gzip.decompress(zipped.getvalue()) == content
+    refused = client.get("/registry.csv", HTTP_ACCEPT_ENCODING="gzip;q=0")
+    assert "Content-Encoding" not in refused and refused["ETag"] == plain["ETag"]
+    assert plain["ETag"] != zipped["ETag"]
+    for response in (plain, zipped, refused):
+        assert "Accept-Encoding" in response["Vary"]
+    crossed = client.get("/registry.csv", HTTP_IF_NONE_MATCH=zipped["ETag"])
+    assert crossed.status_code == 200 and crossed.getvalue() == content
+    assert client.get("/registry.csv", HTTP_ACCEPT_ENCODING="gzip",
+                      HTTP_IF_NONE_MATCH=plain["ETag"]).status_code == 200
+    again = client.get("/registry.csv", HTTP_ACCEPT_ENCODING="gzip",
+                       HTTP_IF_NONE_MATCH=f'"other", W/{zipped["ETag"]}')
+    assert again.status_code == 304 and again["ETag"] == zipped["ETag"]
+    assert "Accept-Encoding" in again["Vary"]
+    assert client.get("/registry.csv", HTTP_IF_NONE_MATCH="*").status_code == 304
+    refused = client.get("/registry.csv", HTTP_ACCEPT_ENCODING="gzip;q=0, identity;q=0")
+    assert refused.status_code == 406 and "Accept-Encoding" in refused["Vary"]
+    assert client.get("/registry.csv", HTTP_IF_NONE_MATCH='"other"',
+                      HTTP_IF_MODIFIED_SINCE=plain["Last-Modified"]).status_code == 200

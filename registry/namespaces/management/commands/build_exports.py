@@ -1,5 +1,5 @@
-"""Build the current registry generation's export files now (after a deploy, so that
-no request has to make every fragment of a big registry for the first time)."""
+"""Build and store the current registry generation's exports now (after a deploy, so
+that the first build, which serialises every record, is not waited for)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,18 @@ import time
 
 from django.core.management.base import BaseCommand
 
-from registry.namespaces.export_files import build_current_exports
+from registry.namespaces.export_build import build_current_exports
 
 
 class Command(BaseCommand):
-    help = "Build the export files (registry.xml, the CSVs) of the current generation."
+    help = "Build the exports (registry.xml, the CSVs) of the current generation and store them."
 
     def handle(self, *args, **options):
         started = time.monotonic()
-        directory = build_current_exports()
-        self.stdout.write(f"Exports of generation {directory.name} in {directory} "
+        built = build_current_exports()
+        if built is None:
+            self.stdout.write("Another process is building the exports; it builds the "
+                              "current generation after its own.")
+            return
+        self.stdout.write(f"Exports of generation {built.key} stored "
                           f"({time.monotonic() - started:.1f} s).")
