@@ -65,3 +65,19 @@ def test_no_two_sections_share_a_title():
 def test_slug_is_githubs():
     assert slug("The method: `bench/load.py`") == "the-method-benchloadpy"
     assert slug("Libraries, and why") == "libraries-and-why"
+
+
+def test_the_readme_names_the_demo_accounts_seed_demo_creates():
+    """The README's demo table is a copy of seed_demo's people: held equal here."""
+    from registry.review.management.commands.seed_demo import DEMO_PASSWORD, PEOPLE
+
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Demo accounts", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|")[1:3] for line in section.splitlines()
+            if line.startswith("| `")]
+    listed = {account.strip().strip("`"): who for account, who in rows}
+    assert sorted(listed) == sorted(email for email, *_ in PEOPLE)
+    for email, first, last, organisation, _roles in PEOPLE:
+        assert f"{first} {last}" in listed[email]
+        assert organisation in listed[email]
+    assert f"`{DEMO_PASSWORD}`" in section
