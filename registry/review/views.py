@@ -355,6 +355,19 @@ def comment(request, pk):
     return redirect(f"{registration.get_absolute_url()}#comments")
 
 
+def _assigned_message(registration: RegistrationRequest, expert, actor) -> str:
+    """What the person who assigned is told."""
+    what = f"Request #{registration.pk} ({registration.display_nid})"
+    if expert is None:
+        return f"{what} is unassigned."
+    if expert.pk == actor.pk:
+        return f"{what} is assigned to you."
+    away = ""
+    if workflow.is_away(expert, today=timezone.localdate()):
+        away = f" They are away until {expert.unavailable_until:%Y-%m-%d}."
+    return f"{what} is assigned to {expert.display_name}; they are told by mail.{away}"
+
+
 @login_required
 @require_POST
 def assign(request, pk):
@@ -368,6 +381,7 @@ def assign(request, pk):
     except workflow.Refused as exc:
         messages.error(request, str(exc))
         return _page(request, registration, status=exc.status)
+    messages.success(request, _assigned_message(registration, expert, request.user))
     if request.POST.get("next") == "dashboard":
         return redirect("review:dashboard")
     return redirect(registration)
@@ -414,10 +428,13 @@ def dashboard(request):
     index = confusion_index()
     today = timezone.localdate()
     experts = list(get_user_model().objects.designated_experts().with_load())
+    # The assignee marked away today, for each request assigned to one (else None).
+    away = {e.pk: e for e in experts if workflow.is_away(e, today=today)}
     columns = [(State(state).label, state,
                 [(r, workflow.race_of(r), workflow.can_assign(r, request.user),
                   _registration_warnings(r, index),
-                  workflow.suggested_assignee(r, experts, today=today)) for r in rows])
+                  workflow.suggested_assignee(r, experts, today=today),
+                  away.get(r.assigned_expert_id)) for r in rows])
                for state, rows in queue.items()]
     load = [(e, workflow.unavailability(e, today=today)) for e in experts]
     return render(request, "review/dashboard.html", {
