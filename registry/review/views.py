@@ -501,11 +501,10 @@ def stats_json(request):
     """The figures of /stats/ as JSON: public ones cached per generation; experts and
     IANA staff also get each expert's load (not cached: it is not public)."""
     if workflow.can_see_workload(request.user):
-        figures = stats.as_json(stats.public_figures())
+        figures = stats.public_figures()
         figures["expert_load"] = stats.expert_load(timezone.localdate())
         return JsonResponse(figures)
-    return public_document(request, lambda: JsonResponse(
-        stats.as_json(stats.public_figures())))
+    return public_document(request, lambda: JsonResponse(stats.public_figures()))
 
 
 @login_required
