@@ -7,7 +7,8 @@
 
 ``start`` runs on the embedded default (SQLite, Celery eager, console mail)
 unless DATABASE_URL etc. are set; ADDRESS is ``host:port`` or a port (default
-127.0.0.1:8000), and links in mail use it unless SITE_URL is set. ``test`` uses
+127.0.0.1:8000), and links in mail use it unless SITE_URL is set, from the server
+and from manage.py commands run in this checkout (it is recorded in .dev-site-url). ``test`` uses
 PostgreSQL on 127.0.0.1:5432 and Redis on 127.0.0.1:6379 when they answer (and
 insists on them when CI=true); elsewhere it runs on SQLite and the PostgreSQL-only
 tests are skipped with a printed reason. Extra arguments after ``test`` go to pytest.
@@ -43,6 +44,9 @@ PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
 TOOLKIT = ROOT / "toolkit"
 PG_URL = "postgres://postgres@127.0.0.1:5432/urn_registry"
 REDIS_URL = "redis://127.0.0.1:6379/0"
+# The address ``start`` serves, read by the settings (SITE_URL's default in development)
+# so that commands run beside the server build the same links; registry.env names it too.
+DEV_SITE_URL_FILE = ".dev-site-url"
 
 
 def say(text: str) -> None:
@@ -212,8 +216,10 @@ def start(argv: list[str]) -> None:
     ensure_toolkit()
     address = serving_address(argv)
     env = dict(os.environ)
-    # Links in mail point where this server answers, unless SITE_URL says otherwise.
+    # Links in mail point where this server answers, unless SITE_URL says otherwise; and
+    # so do the links of a command run beside it (manage.py reads the address recorded).
     env.setdefault("SITE_URL", f"http://{address}")
+    (ROOT / DEV_SITE_URL_FILE).write_text(env["SITE_URL"] + "\n", encoding="utf-8")
     # Setting up prints what matters, not every task the demo's actions ran.
     quiet = {**env, "LOG_LEVEL": env.get("LOG_LEVEL", "ERROR")}
     manage("migrate", "--noinput", "-v", "0", env=quiet)
@@ -222,7 +228,7 @@ def start(argv: list[str]) -> None:
     if templates.is_dir():  # the real templates of isbn, xmpp, 3gpp... as their versions
         manage("import_templates", str(templates), env=quiet)
     manage("seed_demo", env=quiet)
-    say(f"links in mail use {env['SITE_URL']}")
+    say(f"links in mail use {env['SITE_URL']}, from manage.py commands run here too")
     say(f"serving on http://{address}/  (Ctrl-C stops it)")
     os.execve(str(PYTHON), [str(PYTHON), "manage.py", "runserver", address], env)
 

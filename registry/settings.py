@@ -17,7 +17,15 @@ from urllib.parse import urlsplit
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from registry.env import IS_PRODUCTION, env_bool, env_int, env_list, env_str
+from registry.env import (
+    DEV_SITE_URL_FILE,
+    IS_PRODUCTION,
+    development_site_url,
+    env_bool,
+    env_int,
+    env_list,
+    env_str,
+)
 from registry.proxies import UNIX_SOCKET, parse_networks
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -312,7 +320,9 @@ REVIEW_MIN_DAYS = env_int("REVIEW_MIN_DAYS", 14)
 REVIEW_IDLE_REMINDER_DAYS = env_int("REVIEW_IDLE_REMINDER_DAYS", 7)
 # The registry's public address: every absolute link (mail, allauth's verification and
 # password-reset links, feeds, exports) is built from it, never from a request's Host.
-SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000", required_in_production=True)
+SITE_URL = env_str("SITE_URL", development_site_url(BASE_DIR / DEV_SITE_URL_FILE,
+                                                     "http://127.0.0.1:8000"),
+                   required_in_production=True)
 _site = urlsplit(SITE_URL)
 if _site.scheme not in ("http", "https") or not _site.hostname or _site.path not in ("", "/"):
     raise ImproperlyConfigured(f"SITE_URL must be like https://registry.example.org, "

@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from registry import health
+from registry.accounts import confirm
 from registry.review import views as review_views
 from registry.site_files import favicon
 
@@ -11,6 +12,9 @@ urlpatterns = [
     path("requests/", include("registry.review.urls")),
     path("stats/", review_views.stats_page, name="stats"),
     path("stats.json", review_views.stats_json, name="stats-json"),
+    # Before allauth's own: a confirmation link opened again says it is confirmed already.
+    path("accounts/confirm-email/<str:key>/", confirm.confirm_email,
+         name="account_confirm_email"),
     path("accounts/", include("allauth.urls")),
     path("iana/people/", include("registry.accounts.urls")),
     path("admin/", admin.site.urls),

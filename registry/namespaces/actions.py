@@ -541,6 +541,32 @@ def namespace_import(*, record: Record, actor: Any = None, source: str = "",
     return namespace, ["new"]
 
 
+def namespace_note_dropped(*, namespace: Namespace, source: str = "",
+                           actor: Any = None) -> bool:
+    """Note in its history that IANA's registry (``source``) no longer lists
+    ``namespace``; the namespace itself stays as it is (a NID is never removed, RFC 8141
+    section 5). Once per drop: False when its history says so already, since IANA
+    last listed it."""
+    namespace = Namespace.objects.select_for_update().get(pk=namespace.pk)
+    if already_noted_dropped(namespace):
+        return False
+    record_namespace_events(NamespaceEvent(
+        namespace=namespace, kind=NamespaceEvent.Kind.DROPPED_AT_IANA, actor=actor,
+        from_status=namespace.status, to_status=namespace.status,
+        comment=f"No longer in {source or 'IANA'}; kept here, as every NID is.",
+    ))
+    return True
+
+
+def already_noted_dropped(namespace: Namespace) -> bool:
+    """Whether the newest of the namespace's events from IANA's registry notes a drop."""
+    latest = (namespace.events.filter(kind__in=(
+        NamespaceEvent.Kind.IMPORTED, NamespaceEvent.Kind.ADDED_FROM_IANA,
+        NamespaceEvent.Kind.SYNCED, NamespaceEvent.Kind.DROPPED_AT_IANA))
+        .order_by("-created_at", "-id").values_list("kind", flat=True).first())
+    return latest == NamespaceEvent.Kind.DROPPED_AT_IANA
+
+
 def _person_values(person: IanaPerson) -> dict[str, Any]:
     return {"name": person.name, "org": person.org, "uris": list(person.uris),
             "updated": person.updated}

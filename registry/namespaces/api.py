@@ -352,6 +352,8 @@ class RegistryFeed(Feed):
             return xml_safe(f"New {ns.kind} namespace: {ns.nid} (registered at IANA)")
         if item.kind == NamespaceEvent.Kind.SYNCED:
             return xml_safe(f"{ns.nid}: brought in line with IANA's registry")
+        if item.kind == NamespaceEvent.Kind.DROPPED_AT_IANA:
+            return xml_safe(f"{ns.nid}: dropped from IANA's registry (kept here)")
         if item.kind == NamespaceEvent.Kind.STATUS_CHANGED:
             return xml_safe(f"{ns.nid} is now {item.to_status}")
         if item.kind == NamespaceEvent.Kind.RECORD_CHANGED and item.changes:
@@ -361,6 +363,12 @@ class RegistryFeed(Feed):
     def item_description(self, item):
         if item.version_id:
             return xml_safe(item.version.revision_information or item.version.purpose[:500])
+        if item.kind == NamespaceEvent.Kind.ADDED_FROM_IANA:
+            # When IANA registered it: the entry's own date is when the sync brought it.
+            registered = item.namespace.registered_on
+            when = (f"Registered at IANA on {registered:%Y-%m-%d}." if registered
+                    else "IANA's registry gives no registration date.")
+            return xml_safe(f"{when} {item.comment}".strip())
         return xml_safe(item.comment)
 
     def item_link(self, item):

@@ -197,6 +197,8 @@ class NamespaceEvent(AppendOnlyModel):
         SYNCED = "synced", "Brought in line with IANA's registry"
         ADDED_FROM_IANA = "added_from_iana", "Registered at IANA, added from its registry"
         PROFILE_SHIPPED = "profile_shipped", "Machine-readable profile installed"
+        # IANA's registry no longer lists it: kept here (a NID is never removed), noted.
+        DROPPED_AT_IANA = "dropped_at_iana", "Dropped from IANA's registry"
 
     namespace = models.ForeignKey(Namespace, on_delete=models.PROTECT, related_name="events")
     kind = models.CharField(max_length=20, choices=Kind.choices)

@@ -406,8 +406,10 @@ def resolve(request, urn: str = ""):
     Location (https, a fixed host, the NSS percent-encoded): never an open redirect."""
     text = urn or request.GET.get("urn", "")
     context: dict[str, Any] = {"urn": text[:MAX_URN_LENGTH], "resolvers": []}
-    if not text:
-        return render(request, "namespaces/resolve.html", context, status=400)
+    if not text.strip():
+        # The form itself: asked for, or sent empty (then it says what it needs).
+        context["empty"] = bool(urn) or "urn" in request.GET
+        return render(request, "namespaces/resolve.html", context)
     try:
         parsed = parse(text) if len(text) <= MAX_URN_LENGTH else None
     except URNSyntaxError as exc:

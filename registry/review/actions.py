@@ -240,21 +240,30 @@ def registration_transition(*, registration: RegistrationRequest, transition: st
 @transaction.atomic
 def registration_assign(*, registration: RegistrationRequest, expert: User | None,
                         actor: User) -> RegistrationRequest:
-    """Assign a request to a designated expert (an expert may take it themselves)."""
+    """Assign a request to a designated expert (an expert may take it themselves); an
+    expert assigned by someone else is told by mail."""
     registration = RegistrationRequest.objects.select_for_update().get(pk=registration.pk)
     if expert is not None:  # the policy reads their availability as stored now
         expert = User.objects.get(pk=expert.pk)
     problem = workflow.assign_refusal(registration, actor, expert)
     if problem is not None:
         raise problem
+    before = registration.assigned_expert_id
     registration.assigned_expert = expert
     registration.last_activity_at = timezone.now()
     registration.save(update_fields=["assigned_expert", "last_activity_at", "updated_at"])
-    RequestEvent.objects.create(
+    event = RequestEvent.objects.create(
         registration=registration, actor=actor, kind=RequestEvent.Kind.ASSIGN,
         from_state=registration.state, to_state=registration.state,
         comment=f"Assigned to {expert.display_name}." if expert else "Unassigned.",
     )
+    if expert is not None and expert.pk not in (actor.pk, before):
+        # Someone else gave it to them: they are told (one who took it knows).
+        today = timezone.localdate()
+        queue_message(mails.assignment_message(
+            registration, expert=expert, actor=actor,
+            away_until=expert.unavailable_until if workflow.is_away(expert, today=today)
+            else None), registration=registration, audience=workflow.EXPERTS, event=event)
     return registration
 
 

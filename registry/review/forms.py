@@ -33,6 +33,7 @@ from registry.templates_text import (
     parse_templates,
     several_templates,
 )
+from registry.templates_text.formats import decode
 from registry.text_policy import TextPolicyForm
 from urn8141.profiles import ProfileError, profile_problems, read_json
 
@@ -268,9 +269,11 @@ class TemplateImportForm(forms.Form):
                 if upload.size > MAX_BYTES:
                     raise TemplateTextError(f"The file is larger than {MAX_BYTES // 1000} kB; "
                                             "upload only the registration template.")
-                self.templates: list[ParsedTemplate] = parse_templates(upload.read())
-            else:
-                self.templates = parse_templates(text)
+                text = decode(upload.read())
+            self.templates: list[ParsedTemplate] = parse_templates(text)
+            # The text read (an upload's too): a request for another of its templates
+            # starts from it without a second upload.
+            self.text = text
         except TemplateTextError as exc:
             field = "template_file" if upload is not None else "template_text"
             self.add_error(field, str(exc))
@@ -285,6 +288,12 @@ class TemplateImportForm(forms.Form):
         if len(self.templates) > 1:
             self.parsed.problems.insert(0, several_templates(self.templates, self.chosen))
         return data
+
+    @property
+    def others(self) -> list[tuple[int, ParsedTemplate]]:
+        """The templates of the text other than the one that filled the form: each may
+        be a request of its own."""
+        return [(n, t) for n, t in self.choices if n - 1 != getattr(self, "chosen", 0)]
 
     @property
     def choices(self) -> list[tuple[int, ParsedTemplate]]:

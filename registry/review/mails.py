@@ -18,7 +18,7 @@ from django.template.loader import render_to_string
 from registry.namespaces.models import TemplateVersion
 from registry.namespaces.template import render_text
 from registry.review import workflow
-from registry.review.mailtext import wrap_except
+from registry.review.mailtext import in_sentence, wrap_except
 from registry.review.models import Comment, RegistrationRequest, RequestEvent
 
 
@@ -114,7 +114,7 @@ def event_message(event: RequestEvent, audience: str) -> EmailMessage | None:
                         "to_staff.txt", context, to=staff_emails(exclude=(actor_pk,)))
     if audience == workflow.EXPERTS:
         return _message(f"[urn experts] Request #{registration.pk} for {nid}: "
-                        f"{event.get_to_state_display().lower()}",
+                        f"{in_sentence(event.get_to_state_display())}",
                         "to_experts.txt", context,
                         to=experts_emails(exclude=(actor_pk, registration.registrant_id)))
     if audience == workflow.IESG:
@@ -162,6 +162,20 @@ def comment_message(comment: Comment, audience: str) -> EmailMessage | None:
         return _message(f"[urn experts] Internal: {subject}", "comment.txt", context,
                         to=experts_emails(exclude=(author, registration.registrant_id)))
     raise ValueError(f"unknown audience {audience!r}")
+
+
+def assignment_message(registration: RegistrationRequest, *, expert, actor,
+                       away_until=None) -> EmailMessage | None:
+    """Tell ``expert`` that ``actor`` assigned them ``registration`` (and, when they are
+    marked away, that they are)."""
+    return _message(
+        f"[urn experts] Request #{registration.pk} ({registration.display_nid}) "
+        f"is assigned to you",
+        "assigned.txt", {"registration": registration, "expert": expert, "actor": actor,
+                         "away_until": away_until,
+                         "url": site_url(registration.get_absolute_url())},
+        to=[expert.email] if expert.email else [],
+    )
 
 
 def reminder_message(registration: RegistrationRequest,

@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import OuterRef, Subquery
-from django.http import Http404, HttpResponse, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -94,18 +94,35 @@ def new_registration(request):
         return redirect(revises)
     if request.method == "POST" and request.POST.get("revises"):
         return _start_revision(request, request.POST["revises"])
+    if request.method == "POST" and "other_template" in request.POST:
+        return _import_other_template(request)
     if request.method == "POST" and "import_template" in request.POST:
         return _import_template(request, None)
     if request.method == "POST":
         return _save(request, None)
-    initial = {"edit_version": 0, "kind": Namespace.Kind.FORMAL,
-               "registrant_organisation": request.user.organisation,
-               # The account's own name and address are for IANA; what is published
-               # (a role address is suggested) the registrant chooses.
-               "private_contact_name": request.user.get_full_name(),
-               "private_contact_email": request.user.email}
-    form = RequestForm(initial=initial)
+    form = RequestForm(initial=_new_initial(request.user))
     return render(request, "review/request_form.html", _form_context(None, form))
+
+
+def _new_initial(user) -> dict[str, Any]:
+    return {"edit_version": 0, "kind": Namespace.Kind.FORMAL,
+            "registrant_organisation": user.organisation,
+            # The account's own name and address are for IANA; what is published
+            # (a role address is suggested) the registrant chooses.
+            "private_contact_name": user.get_full_name(),
+            "private_contact_email": user.email}
+
+
+def _import_other_template(request):
+    """"Make a request for the other one too": a new request's form filled in from
+    another template of the text that filled the form it was asked from, starting
+    from a new request's values, nothing of the other form's."""
+    data = QueryDict(mutable=True)
+    data.update({name: "" if value is None else str(value)
+                 for name, value in _new_initial(request.user).items()})
+    data.update({"import_template": "1", "template_text": request.POST.get("other_text", ""),
+                 "template_number": request.POST.get("other_template", "")})
+    return _import_template(request, None, data=data)
 
 
 def _start_revision(request, nid: str):
@@ -149,18 +166,21 @@ def edit_registration(request, pk):
     return render(request, "review/request_form.html", _form_context(registration, form))
 
 
-def _import_template(request, registration: RegistrationRequest | None):
+def _import_template(request, registration: RegistrationRequest | None, *,
+                     data: QueryDict | None = None):
     """Prefill the form from a pasted or uploaded template. Nothing is saved: the
-    form comes back with the template's values in place of what it held, and
-    the parts that could not be mapped are listed for the registrant to place."""
+    form comes back with the template's values in place of what it held (``data``,
+    else what was posted), and the parts that could not be mapped are listed for the
+    registrant to place."""
     revision = bool(registration and registration.is_revision)
-    importer = TemplateImportForm(request.POST, request.FILES)
+    posted = request.POST if data is None else data
+    importer = TemplateImportForm(posted, request.FILES if data is None else None)
     if not importer.is_valid():
-        form = RequestForm(request.POST, instance=registration, revision=revision,
+        form = RequestForm(posted, instance=registration, revision=revision,
                            registrant=request.user)
         context = _form_context(registration, form, importer=importer)
         return render(request, "review/request_form.html", context, status=400)
-    data, filled = importer.prefill(request.POST, revision=revision)
+    data, filled = importer.prefill(posted, revision=revision)
     form = RequestForm(data, instance=registration, revision=revision,
                        registrant=request.user)
     labels = [form.fields[name].label or name for name in filled if name in form.fields]
@@ -355,6 +375,19 @@ def comment(request, pk):
     return redirect(f"{registration.get_absolute_url()}#comments")
 
 
+def _assigned_message(registration: RegistrationRequest, expert, actor) -> str:
+    """What the person who assigned is told."""
+    what = f"Request #{registration.pk} ({registration.display_nid})"
+    if expert is None:
+        return f"{what} is unassigned."
+    if expert.pk == actor.pk:
+        return f"{what} is assigned to you."
+    away = ""
+    if workflow.is_away(expert, today=timezone.localdate()):
+        away = f" They are away until {expert.unavailable_until:%Y-%m-%d}."
+    return f"{what} is assigned to {expert.display_name}; they are told by mail.{away}"
+
+
 @login_required
 @require_POST
 def assign(request, pk):
@@ -368,6 +401,7 @@ def assign(request, pk):
     except workflow.Refused as exc:
         messages.error(request, str(exc))
         return _page(request, registration, status=exc.status)
+    messages.success(request, _assigned_message(registration, expert, request.user))
     if request.POST.get("next") == "dashboard":
         return redirect("review:dashboard")
     return redirect(registration)
@@ -414,10 +448,13 @@ def dashboard(request):
     index = confusion_index()
     today = timezone.localdate()
     experts = list(get_user_model().objects.designated_experts().with_load())
+    # The assignee marked away today, for each request assigned to one (else None).
+    away = {e.pk: e for e in experts if workflow.is_away(e, today=today)}
     columns = [(State(state).label, state,
                 [(r, workflow.race_of(r), workflow.can_assign(r, request.user),
                   _registration_warnings(r, index),
-                  workflow.suggested_assignee(r, experts, today=today)) for r in rows])
+                  workflow.suggested_assignee(r, experts, today=today),
+                  away.get(r.assigned_expert_id)) for r in rows])
                for state, rows in queue.items()]
     load = [(e, workflow.unavailability(e, today=today)) for e in experts]
     return render(request, "review/dashboard.html", {
@@ -484,11 +521,10 @@ def stats_json(request):
     """The figures of /stats/ as JSON: public ones cached per generation; experts and
     IANA staff also get each expert's load (not cached: it is not public)."""
     if workflow.can_see_workload(request.user):
-        figures = stats.as_json(stats.public_figures())
+        figures = stats.public_figures()
         figures["expert_load"] = stats.expert_load(timezone.localdate())
         return JsonResponse(figures)
-    return public_document(request, lambda: JsonResponse(
-        stats.as_json(stats.public_figures())))
+    return public_document(request, lambda: JsonResponse(stats.public_figures()))
 
 
 @login_required

@@ -286,7 +286,7 @@ COVERED: dict[str, list[Case]] = {
     "namespaces:api-schema": [Case(expect_public())],
     "namespaces:api-equivalent": [Case(expect_public(get=400))],  # no ?a=&b=
     "namespaces:profiles-json": [Case(expect_public())],
-    "namespaces:resolve-query": [Case(expect_public(get=400))],  # no ?urn=
+    "namespaces:resolve-query": [Case(expect_public(get=200))],  # no ?urn=: the form
     # The matrix's namespace declares no resolver: a 404 that says so.
     "namespaces:resolve": [Case(expect_public(get=404),
                                 args=lambda w, s: (f"urn:{w.namespace_nid}:1",))],
