@@ -35,6 +35,7 @@ from registry.namespaces.template import PROFILE_FIELD, STORED_FIELDS, TEMPLATE_
 from registry.review import mails, workflow
 from registry.review.inbound import ParsedMail
 from registry.review.inbound import parse as parse_mail
+from registry.review.mail_limits import mail_limit_refusal
 from registry.review.mailaddress import read_reply_address, read_return_address
 from registry.review.models import (
     Comment,
@@ -577,7 +578,8 @@ def _place(parsed: ParsedMail, raw: bytes, source: str, registration: Registrati
     audience, refusal = mail_placement(
         registration, via_list=via_list, sender=sender,
         answered_audience=_answered_audience(parsed, registration))
-    if audience is None:
+    refusal = refusal or mail_limit_refusal(registration, sender)
+    if audience is None or refusal:
         return _record(parsed, raw, source, Outcome.HELD, refusal, registration=registration,
                        verified_sender=sender)
     via = Comment.Via.MAIL if sender is not None else Comment.Via.LIST

@@ -403,6 +403,24 @@ class Comment(AppendOnlyModel):
         return self.author_email.split("@")[0] or "unknown sender"
 
     @property
+    def sender_verified(self) -> bool:
+        """Whether who wrote it is known: typed on the site, or sent to a person's own
+        reply address. List mail and attached mail are as their From line says."""
+        return self.via == self.Via.WEB or self.author_id is not None
+
+    @property
+    def by_registrant(self) -> bool:
+        return self.author_id is not None and self.author_id == self.registration.registrant_id
+
+    @property
+    def audience_label(self) -> str:
+        """Who it is for, as shown: the registrant's own words in their conversation
+        with the experts are from them, not addressed to them."""
+        if self.audience == self.Audience.REGISTRANT and self.by_registrant:
+            return "From the registrant to the experts"
+        return self.get_audience_display()
+
+    @property
     def written_at(self) -> dt.datetime:
         return self.sent_at or self.created_at
 

@@ -17,7 +17,7 @@ from registry.review.workflow.tables import (
     Transition,
     meaning_of,
 )
-from registry.review.workflow.visibility import was_submitted
+from registry.review.workflow.visibility import comment_audiences, was_submitted
 
 if TYPE_CHECKING:
     from registry.accounts.models import User
@@ -59,11 +59,19 @@ def mail_placement(registration: RegistrationRequest, *, via_list: bool, sender:
     proof of who wrote it): the registrant's reply is their answer to the experts;
     an expert's or staff member's is what they may write on the page, internal when
     it answers an internal message. List mail (``via_list``, from anyone: its headers
-    prove nothing) is public and credited to nobody. The rest is held for staff."""
-    if meaning_of(registration.state).initial:
+    prove nothing) is public and credited to nobody, and only while the request is in
+    public review. The rest is held for staff. (The rate of comments applies to mail
+    too: ``mail_limits``.)"""
+    meaning = meaning_of(registration.state)
+    if meaning.initial:
         return None, "The request is a draft, private to its registrant."
     if sender is not None:
         if is_registrant(sender, registration):
+            # The registrant writes by mail when they may write on the page now.
+            if not comment_audiences(registration, sender):
+                return None, ("Sent by the registrant from their reply address, but they may "
+                              "not comment on this request now "
+                              f"({registration.get_state_display()}).")
             return Comment.Audience.REGISTRANT, ""
         # An answer to a message written to the registrant's conversation goes back to
         # it; any other answer (an internal or staff message, or none named) stays
@@ -77,6 +85,10 @@ def mail_placement(registration: RegistrationRequest, *, via_list: bool, sender:
         return None, (f"Sent by {sender.display_name} from their reply address, but they may "
                       f"not write {where} on this request now.")
     if via_list:
+        if not meaning.public_review:
+            return None, ("List mail about a request not in public review now "
+                          f"({registration.get_state_display()}): held for staff, not added "
+                          "to the public discussion.")
         return Comment.Audience.PUBLIC, ""
     return None, ("Not sent to a reply address the registry gave (the only proof of who "
                   "wrote it), nor through the review list: the From line proves nothing.")
