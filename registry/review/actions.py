@@ -23,6 +23,7 @@ from django.db import DataError, IntegrityError, InterfaceError, OperationalErro
 from django.utils import timezone
 
 from registry.accounts.models import User
+from registry.accounts.roles import is_expert
 from registry.namespaces.actions import (
     RegistryError,
     namespace_register,
@@ -79,6 +80,7 @@ __all__ = [
     "inbound_message_attach",
     "message_deliver",
     "message_resend",
+    "person_withdraw",
     "reply_addresses_revoke",
     "registration_assign",
     "registration_comment",
@@ -751,6 +753,30 @@ def inbound_message_attach(*, message: InboundMessage, registration: Registratio
     return InboundPlacement.objects.create(message=message, registration=registration,
                                            comment=comment,
                                            actor=actor)
+
+
+@transaction.atomic
+def person_withdraw(*, user: User, why: str, actor: User | None) -> list[int]:
+    """A person's role ended or their account was deactivated (the accounts actions
+    call this in their transaction, after the change): the requests assigned to them
+    and no longer assignable to them are unassigned, each with an event; every reply
+    address given to them is revoked; and the mail not yet sent stops going to them
+    (``workflow.still_addressed``, asked when each copy is made). Returns the
+    requests unassigned."""
+    unassigned = []
+    for registration in (RegistrationRequest.objects.select_for_update()
+                         .filter(assigned_expert=user).order_by("pk")):
+        if is_expert(user) and user.is_active:
+            continue  # still a designated expert (another role of theirs ended)
+        registration.assigned_expert = None
+        registration.save(update_fields=["assigned_expert", "updated_at"])
+        RequestEvent.objects.create(
+            registration=registration, actor=actor, kind=RequestEvent.Kind.ASSIGN,
+            from_state=registration.state, to_state=registration.state,
+            comment=f"Unassigned: {user.display_name} {why}.")
+        unassigned.append(registration.pk)
+    reply_addresses_revoke(user=user, actor=actor)
+    return unassigned
 
 
 @transaction.atomic

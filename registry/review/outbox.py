@@ -53,6 +53,7 @@ from registry.review.models import (
     ReplyKey,
     RequestEvent,
 )
+from registry.review.workflow.mail import still_addressed
 
 logger = logging.getLogger(__name__)
 
@@ -166,9 +167,10 @@ class _Copy(EmailMessage):
     """One copy of a row: the To and Cc it shows are the row's, the envelope
     recipients (who it is delivered to) are this copy's."""
 
-    def __init__(self, *args, envelope_to: list[str], **kwargs):
+    def __init__(self, *args, envelope_to: list[str], key: str, **kwargs):
         super().__init__(*args, **kwargs)
         self.envelope_to = envelope_to
+        self.key = key  # its name in the row's delivery record, the same on every try
 
     def recipients(self) -> list[str]:
         return list(self.envelope_to)
@@ -178,16 +180,19 @@ def as_emails(row: OutboundMessage) -> list[EmailMessage]:
     """The copies of the row to send, the same Message-ID in each. Written to the
     list (the row has a Reply-To): one copy, answered on the list. Written to people:
     a copy for each person with an account, answered at their reply address; one
-    more for the other addresses (the IESG's), with no reply address."""
+    more for the other addresses (the IESG's), with no reply address. A person whose
+    account was deactivated, or whose role ended, since it was written gets none."""
     headers = {**row.headers, "From": row.from_email}
     recipients = list(dict.fromkeys(row.recipients))
     base = {"subject": _subject_header(row.subject), "body": row.body,
             "from_email": return_address(row.pk), "to": row.to, "cc": row.cc,
             "headers": headers}
-    if row.reply_to:
-        return [_Copy(**base, reply_to=row.reply_to, envelope_to=recipients)]
     people = {user.email.lower(): user for user in get_user_model().objects
-              .filter(email__in=recipients, is_active=True)}
+              .filter(email__in=recipients)}
+    if row.reply_to:
+        listed = [a for a in recipients if a.lower() not in people
+                  or still_addressed(row.audience, people[a.lower()], row.registration)]
+        return [_Copy(**base, reply_to=row.reply_to, envelope_to=listed, key="list")]
     versions = dict(ReplyKey.objects.filter(user__in=people.values())
                     .values_list("user_id", "version"))
     copies: list[EmailMessage] = []
@@ -197,11 +202,14 @@ def as_emails(row: OutboundMessage) -> list[EmailMessage]:
         if person is None:
             others.append(address)
             continue
+        if not still_addressed(row.audience, person, row.registration):
+            continue  # deactivated, or their role ended since it was written
         reply = reply_address(registration_pk=row.registration_id, user_pk=person.pk,
                               version=versions.get(person.pk, 0))
-        copies.append(_Copy(**base, reply_to=[reply], envelope_to=[address]))
+        copies.append(_Copy(**base, reply_to=[reply], envelope_to=[address],
+                            key=address.lower()))
     if others:
-        copies.append(_Copy(**base, envelope_to=others))
+        copies.append(_Copy(**base, envelope_to=others, key="others"))
     return copies
 
 
@@ -214,8 +222,9 @@ class ClaimLost(Exception):
 
 
 def copy_key(copy: EmailMessage) -> str:
-    """A copy's name in ``OutboundMessage.copies``: its envelope recipients."""
-    return ",".join(sorted(address.lower() for address in copy.recipients()))
+    """A copy's name in ``OutboundMessage.copies``: the person's address, or "list" or
+    "others" (whose recipients may shrink between tries, when someone leaves)."""
+    return getattr(copy, "key", None) or ",".join(sorted(a.lower() for a in copy.recipients()))
 
 
 def lease_end() -> dt.datetime:

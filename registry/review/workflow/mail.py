@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from registry.accounts.roles import EXPERT_ROLE, REGISTRANT_ROLE, STAFF_ROLE
 from registry.review.models import Comment, RegistrationRequest
 from registry.review.workflow.refusals import comment_refusal
-from registry.review.workflow.roles import is_registrant
+from registry.review.workflow.roles import is_registrant, roles_of
 from registry.review.workflow.tables import (
     EXPERTS,
     REGISTRANT,
     REVIEW_LIST,
+    STAFF,
     STATES,
     TRANSITIONS,
     Transition,
@@ -92,3 +94,22 @@ def mail_placement(registration: RegistrationRequest, *, via_list: bool, sender:
         return Comment.Audience.PUBLIC, ""
     return None, ("Not sent to a reply address the registry gave (the only proof of who "
                   "wrote it), nor through the review list: the From line proves nothing.")
+
+
+# The roles a person must still hold to be sent a message written to each audience.
+# Audiences not named (the list's posting, the IESG) need only an active account.
+_STILL_ADDRESSED: dict[str, set[str]] = {
+    EXPERTS: {EXPERT_ROLE, STAFF_ROLE},
+    STAFF: {STAFF_ROLE},
+    REGISTRANT: {REGISTRANT_ROLE, EXPERT_ROLE, STAFF_ROLE},
+}
+
+
+def still_addressed(audience: str, user: User, registration: RegistrationRequest) -> bool:
+    """Whether a message written to ``audience`` and not yet sent still goes to
+    ``user``: not once their account is deactivated, nor once the role that made
+    them one of its audience has ended (the message was written before)."""
+    if not user.is_active:
+        return False
+    needed = _STILL_ADDRESSED.get(audience)
+    return needed is None or bool(roles_of(user, registration) & needed)
