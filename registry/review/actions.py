@@ -426,7 +426,9 @@ def _deliver_one(message_pk: int) -> Delivery:
             return Delivery(row.state, retry_in=delay.total_seconds())
         if uncertain:
             row.state = OutboundMessage.Delivery.UNCERTAIN
-            row.last_error = (f"Perhaps sent, perhaps not, to {'; '.join(uncertain)}: the "
+            named = {"list": "the list's copy", "others": "the other addresses"}
+            whom = "; ".join(named.get(key, key) for key in uncertain)
+            row.last_error = (f"Perhaps sent, perhaps not, to {whom}: the "
                               "connection was lost after the message was handed over and "
                               "before the server said it took it. Not sent again, so as "
                               "not to send it twice; send it again if the recipient did "
