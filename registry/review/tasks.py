@@ -33,8 +33,10 @@ def send_message_task(self, message_pk: int) -> str:
 @shared_task
 def requeue_undelivered_mail_task() -> int:
     """Periodic (celery beat): queue again the outbox rows still waiting past their
-    time. Sending is idempotent (the row is locked and its state checked), so a row
-    queued twice is sent once."""
+    time, and the rows whose sender died mid-conversation (their lease ran out: the
+    next attempt reconciles their copies, outbox.py). Sending is idempotent (a row is
+    claimed before any SMTP, each copy's step recorded), so a row queued twice is sent
+    once."""
     from registry.accounts.mail import account_mail_requeue
     from registry.review.models import OutboundMessage
     from registry.review.outbox import enqueue
