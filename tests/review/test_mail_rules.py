@@ -49,6 +49,10 @@ def test_forged_verified_list_mail_is_marked_on_the_review_dashboard_and_in_rela
     (item,) = find(dashboard, "//li[contains(@class, 'discussion-item')]")
     assert text(one(item, ".//*[contains(@class, 'comment-unverified')]")) == \
         "sender not verified"
+    # The name as the mail gave it, in quotes, never in an account's bold.
+    author = one(item, ".//*[contains(@class, 'comment-author')]")
+    assert "fw-semibold" not in author.get("class")
+    assert text(item).startswith('“IANA Staff (verified) <staff@example.org>” ·')
     card = one(page(client.get(in_review.get_absolute_url())),
                f"//article[@id='comment-{record.comment.pk}']")
     assert find(card, ".//*[contains(@class, 'comment-unverified')]")
