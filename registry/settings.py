@@ -285,6 +285,11 @@ SERVER_EMAIL = DEFAULT_FROM_EMAIL
 MAIL_DOMAIN = env_str("MAIL_DOMAIN", parseaddr(DEFAULT_FROM_EMAIL)[1].rpartition("@")[2]
                       or "localhost")
 MAIL_MAX_ATTEMPTS = env_int("MAIL_MAX_ATTEMPTS", 12)
+# Seconds each step of an SMTP conversation may wait for the server (Django's default,
+# none, lets a stalled relay hold a worker for ever). A copy whose sender has not moved
+# on within MAIL_SENDING_LEASE counts as abandoned: its worker died (outbox.py).
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 30)
+MAIL_SENDING_LEASE = env_int("MAIL_SENDING_LEASE", 4 * EMAIL_TIMEOUT)
 # The domain of the addresses mail comes back to, each with an HMAC: per-person reply
 # addresses (reply+...@) and per-message return paths (VERP, bounce+...@). The MTA
 # delivers both to receive_mail (registry/review/mailaddress.py).

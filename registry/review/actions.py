@@ -14,15 +14,16 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
+import secrets
 from dataclasses import dataclass
 from functools import partial
 
 from django.conf import settings
-from django.core.mail import get_connection
 from django.db import DataError, IntegrityError, InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
 from registry.accounts.models import User
+from registry.accounts.roles import is_expert
 from registry.namespaces.actions import (
     RegistryError,
     namespace_register,
@@ -35,6 +36,7 @@ from registry.namespaces.template import PROFILE_FIELD, STORED_FIELDS, TEMPLATE_
 from registry.review import mails, workflow
 from registry.review.inbound import ParsedMail
 from registry.review.inbound import parse as parse_mail
+from registry.review.mail_limits import mail_limit_refusal
 from registry.review.mailaddress import read_reply_address, read_return_address
 from registry.review.models import (
     Comment,
@@ -47,7 +49,13 @@ from registry.review.models import (
     Round,
     State,
 )
-from registry.review.outbox import as_emails, enqueue, is_our_message_id, queue_message
+from registry.review.outbox import (
+    enqueue,
+    is_our_message_id,
+    lease_end,
+    queue_message,
+    send_copies,
+)
 from registry.review.workflow import (
     NotAllowed,
     NotEditable,
@@ -72,6 +80,7 @@ __all__ = [
     "inbound_message_attach",
     "message_deliver",
     "message_resend",
+    "person_withdraw",
     "reply_addresses_revoke",
     "registration_assign",
     "registration_comment",
@@ -370,45 +379,84 @@ def message_deliver(*, message_pk: int) -> Delivery:
 
 
 def _deliver_one(message_pk: int) -> Delivery:
-    """Send one row. It is locked while it is sent, so two workers never send it
-    twice; a failure is recorded on the row, and after ``MAIL_MAX_ATTEMPTS`` the row
-    is marked failed for staff."""
+    """Send one row, each copy exactly once (``outbox`` says how). The attempt
+    claims the row, committed, before any SMTP; a row another attempt is sending is
+    left to it unless that attempt's lease ran out (its worker died), and then this
+    one reconciles the copies first. A failure is recorded on the row, and after
+    ``MAIL_MAX_ATTEMPTS`` the row is marked failed for staff."""
+    Copy = OutboundMessage.Copy
     now = timezone.now()
+    claim = secrets.token_hex(8)
     with transaction.atomic():
         row = (OutboundMessage.objects.select_for_update(skip_locked=True)
                .filter(pk=message_pk).first())
         if row is None:
-            return Delivery("busy")  # another worker is sending it right now
-        if row.state != OutboundMessage.Delivery.PENDING:
+            return Delivery("busy")  # another worker is claiming it right now
+        if row.state == OutboundMessage.Delivery.SENDING:
+            if row.lease_until is not None and row.lease_until > now:
+                return Delivery("busy")  # being sent, its sender alive
+            # Its sender died mid-conversation: a copy whose end went out may have been
+            # taken by the server, so it is never sent again by the worker.
+            row.copies = {key: ({**value, "state": Copy.UNCERTAIN}
+                                if value.get("state") == Copy.DATA else value)
+                          for key, value in row.copies.items()}
+        elif row.state != OutboundMessage.Delivery.PENDING:
             return Delivery(row.state)
-        if row.next_attempt_at > now + dt.timedelta(seconds=5):
+        elif row.next_attempt_at > now + dt.timedelta(seconds=5):
             return Delivery("not_due")
+        row.state = OutboundMessage.Delivery.SENDING
+        row.claim = claim
+        row.lease_until = lease_end()
         row.attempts += 1
         row.last_attempt_at = now
-        try:
-            connection = get_connection()
-            connection.send_messages(as_emails(row))
-        except Exception as exc:  # SMTP, network, a refused address: all recorded
-            row.last_error = f"{type(exc).__name__}: {exc}"[:2000]
+        row.save()
+    error = send_copies(row, claim)
+    with transaction.atomic():
+        row = (OutboundMessage.objects.select_for_update(of=("self",))
+               .select_related("registration").get(pk=message_pk))
+        if row.claim != claim:
+            return Delivery("busy")  # taken over by another attempt, which finishes it
+        row.claim = ""
+        row.lease_until = None
+        uncertain = [key for key, value in row.copies.items()
+                     if value.get("state") == Copy.UNCERTAIN]
+        if error is not None:
+            row.last_error = f"{type(error).__name__}: {error}"[:2000]
             if row.attempts >= settings.MAIL_MAX_ATTEMPTS:
                 row.state = OutboundMessage.Delivery.FAILED
                 row.save()
-                RequestEvent.objects.create(
-                    registration_id=row.registration_id, actor=None,
-                    kind=RequestEvent.Kind.MAIL_FAILED,
-                    from_state=row.registration.state, to_state=row.registration.state,
-                    comment=f"“{row.summary}” could not be sent after {row.attempts} "
-                            f"attempts: {row.last_error}")
+                _mail_event(row, f"“{row.summary}” could not be sent after {row.attempts} "
+                                 f"attempts: {row.last_error}")
                 return Delivery(row.state)
             delay = _backoff(row.attempts)
-            row.next_attempt_at = now + delay
+            row.state = OutboundMessage.Delivery.PENDING
+            row.next_attempt_at = timezone.now() + delay
             row.save()
             return Delivery(row.state, retry_in=delay.total_seconds())
+        if uncertain:
+            row.state = OutboundMessage.Delivery.UNCERTAIN
+            named = {"list": "the list's copy", "others": "the other addresses"}
+            whom = "; ".join(named.get(key, key) for key in uncertain)
+            row.last_error = (f"Perhaps sent, perhaps not, to {whom}: the "
+                              "connection was lost after the message was handed over and "
+                              "before the server said it took it. Not sent again, so as "
+                              "not to send it twice; send it again if the recipient did "
+                              "not get it.")[:2000]
+            row.save()
+            _mail_event(row, f"“{row.summary}”: {row.last_error}")
+            return Delivery(row.state)
         row.state = OutboundMessage.Delivery.SENT
-        row.sent_at = now
+        row.sent_at = timezone.now()
         row.last_error = ""
         row.save()
         return Delivery(row.state)
+
+
+def _mail_event(row: OutboundMessage, comment: str) -> None:
+    RequestEvent.objects.create(
+        registration_id=row.registration_id, actor=None, kind=RequestEvent.Kind.MAIL_FAILED,
+        from_state=row.registration.state, to_state=row.registration.state,
+        comment=comment[:2000])
 
 
 @transaction.atomic
@@ -420,6 +468,9 @@ def message_resend(*, message: OutboundMessage, actor: User) -> OutboundMessage:
     check_resend(row, actor)
     attempts = row.attempts
     row.state = OutboundMessage.Delivery.PENDING
+    # Staff decided: a copy perhaps sent goes again (same Message-ID).
+    row.copies = {key: value for key, value in row.copies.items()
+                  if value.get("state") == OutboundMessage.Copy.SENT}
     row.attempts = 0
     row.next_attempt_at = timezone.now()
     row.save()
@@ -540,7 +591,8 @@ def _place(parsed: ParsedMail, raw: bytes, source: str, registration: Registrati
     audience, refusal = mail_placement(
         registration, via_list=via_list, sender=sender,
         answered_audience=_answered_audience(parsed, registration))
-    if audience is None:
+    refusal = refusal or mail_limit_refusal(registration, sender)
+    if audience is None or refusal:
         return _record(parsed, raw, source, Outcome.HELD, refusal, registration=registration,
                        verified_sender=sender)
     via = Comment.Via.MAIL if sender is not None else Comment.Via.LIST
@@ -712,6 +764,30 @@ def inbound_message_attach(*, message: InboundMessage, registration: Registratio
     return InboundPlacement.objects.create(message=message, registration=registration,
                                            comment=comment,
                                            actor=actor)
+
+
+@transaction.atomic
+def person_withdraw(*, user: User, why: str, actor: User | None) -> list[int]:
+    """A person's role ended or their account was deactivated (the accounts actions
+    call this in their transaction, after the change): the requests assigned to them
+    and no longer assignable to them are unassigned, each with an event; every reply
+    address given to them is revoked; and the mail not yet sent stops going to them
+    (``workflow.still_addressed``, asked when each copy is made). Returns the
+    requests unassigned."""
+    unassigned = []
+    for registration in (RegistrationRequest.objects.select_for_update()
+                         .filter(assigned_expert=user).order_by("pk")):
+        if is_expert(user) and user.is_active:
+            continue  # still a designated expert (another role of theirs ended)
+        registration.assigned_expert = None
+        registration.save(update_fields=["assigned_expert", "updated_at"])
+        RequestEvent.objects.create(
+            registration=registration, actor=actor, kind=RequestEvent.Kind.ASSIGN,
+            from_state=registration.state, to_state=registration.state,
+            comment=f"Unassigned: {user.display_name} {why}.")
+        unassigned.append(registration.pk)
+    reply_addresses_revoke(user=user, actor=actor)
+    return unassigned
 
 
 @transaction.atomic

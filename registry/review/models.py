@@ -403,6 +403,24 @@ class Comment(AppendOnlyModel):
         return self.author_email.split("@")[0] or "unknown sender"
 
     @property
+    def sender_verified(self) -> bool:
+        """Whether who wrote it is known: typed on the site, or sent to a person's own
+        reply address. List mail and attached mail are as their From line says."""
+        return self.via == self.Via.WEB or self.author_id is not None
+
+    @property
+    def by_registrant(self) -> bool:
+        return self.author_id is not None and self.author_id == self.registration.registrant_id
+
+    @property
+    def audience_label(self) -> str:
+        """Who it is for, as shown: the registrant's own words in their conversation
+        with the experts are from them, not addressed to them."""
+        if self.audience == self.Audience.REGISTRANT and self.by_registrant:
+            return "From the registrant to the experts"
+        return self.get_audience_display()
+
+    @property
     def written_at(self) -> dt.datetime:
         return self.sent_at or self.created_at
 
@@ -430,9 +448,13 @@ class OutboundMessageQuerySet(models.QuerySet):
         """Pending messages to queue again, oldest first: those the broker never took
         (``queued_at`` empty), at once, and those whose next attempt should have
         happened more than ``grace`` ago (their task was lost)."""
-        return self.undelivered().filter(
+        pending = self.undelivered().filter(
             Q(queued_at__isnull=True, next_attempt_at__lte=now)
-            | Q(next_attempt_at__lte=now - grace)).order_by("created_at", "id")
+            | Q(next_attempt_at__lte=now - grace))
+        # A row whose sender's lease ran out: its worker died mid-conversation, and
+        # sending it again reconciles its copies (``actions.message_deliver``).
+        abandoned = self.filter(state=OutboundMessage.Delivery.SENDING, lease_until__lte=now)
+        return (pending | abandoned).order_by("created_at", "id")
 
     def ahead_of(self, row: OutboundMessage):
         """The messages about the same request written before ``row`` and not yet
@@ -449,8 +471,23 @@ class OutboundMessage(models.Model):
 
     class Delivery(models.TextChoices):
         PENDING = "pending", "Waiting to be sent"
+        SENDING = "sending", "Being sent"
         SENT = "sent", "Sent"
+        UNCERTAIN = "uncertain", "Perhaps sent (check before sending again)"
         FAILED = "failed", "Failed"
+
+    class Copy(models.TextChoices):
+        """Where each copy of a row is (``copies``): the delivery record kept across a
+        worker's death. ``sending``: the SMTP conversation began and the message's end
+        was not yet sent, so the server cannot have accepted it; ``data``: its end was
+        sent, the server's answer not yet read (accepted or not, nobody knows);
+        ``sent``: the server accepted it; ``uncertain``: a ``data`` copy whose sender
+        died or lost the connection, never sent again by the worker (staff decide)."""
+
+        SENDING = "sending"
+        DATA = "data"
+        SENT = "sent"
+        UNCERTAIN = "uncertain"
 
     registration = models.ForeignKey(RegistrationRequest, on_delete=models.PROTECT,
                                      related_name="outbound_messages", verbose_name="request")
@@ -468,8 +505,17 @@ class OutboundMessage(models.Model):
     subject = models.CharField(max_length=400)
     body = models.TextField()
     headers = models.JSONField(default=dict, blank=True)
-    state = models.CharField(max_length=8, choices=Delivery.choices, default=Delivery.PENDING,
+    state = models.CharField(max_length=12, choices=Delivery.choices, default=Delivery.PENDING,
                              db_index=True)
+    copies = models.JSONField(
+        default=dict, blank=True,
+        help_text="Each copy's delivery (keyed by its envelope recipients): sending, data, "
+                  "sent or uncertain; committed before and after each SMTP step.")
+    claim = models.CharField(max_length=32, blank=True,
+                             help_text="The token of the attempt now sending it.")
+    lease_until = models.DateTimeField(
+        null=True, blank=True,
+        help_text="While being sent: when its sender counts as dead if it has not finished.")
     attempts = models.PositiveIntegerField(default=0)
     last_error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -28,6 +28,7 @@ from registry.review.workflow.mail import (
     answered_by_mail,
     mail_placement,
     moves_answered_by_mail,
+    still_addressed,
     told_about,
 )
 from registry.review.workflow.races import (
@@ -216,6 +217,7 @@ __all__ = [
     "submit_transition",
     "suggested_assignee",
     "suggestion_refusal",
+    "still_addressed",
     "told_about",
     "unavailability",
     "was_submitted",

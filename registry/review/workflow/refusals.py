@@ -340,13 +340,16 @@ def can_assign(registration: RegistrationRequest, user: Visitor) -> bool:
 
 
 def check_resend(message: OutboundMessage, user: Visitor) -> None:
-    """IANA staff may send again a message that failed (or is still failing)."""
+    """IANA staff may send again a message that failed (or is still failing), or one
+    perhaps sent (its worker died as the server took it): they decide."""
     if not is_iana_staff(user):
         raise NotAllowed("Only IANA staff send mail again.")
     if message.state == OutboundMessage.Delivery.SENT:
         raise TransitionRefused("This message was sent; there is nothing to send again.")
     if message.state == OutboundMessage.Delivery.PENDING and not message.attempts:
         raise TransitionRefused("This message has not been tried yet; it is on its way.")
+    if message.state == OutboundMessage.Delivery.SENDING:
+        raise TransitionRefused("This message is being sent right now.")
 
 
 def can_resend(message: OutboundMessage, user: Visitor) -> bool:
