@@ -2,6 +2,7 @@
 
 import json
 import os
+import runpy
 import subprocess
 import sys
 
@@ -74,6 +75,7 @@ def test_loading_the_app_leaves_no_database_connection_for_the_workers_to_share(
     opened, still_open = result.stdout.split(maxsplit=1)
     assert int(opened) >= 1  # the guard did read the database while loading
     assert still_open.strip() == "[]"
+    assert runpy.run_path(str(settings.BASE_DIR / "gunicorn.conf.py"))["preload_app"] is True
 
 
 def test_gunicorn_config_loads():
