@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -189,13 +190,17 @@ def main() -> None:
     args = parser.parse_args()
     database_url = server_url(args.server, args.database)
     scratch = Path(tempfile.mkdtemp(prefix="urn-bench-mechanisms-"))
-    # The static files both servers serve (their names are in the pages).
-    subprocess.run([PYTHON, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
-                   cwd=ROOT, check=True, env=production_env(
-                       "collect", database_url, scratch, args.redis, "redis://127.0.0.1:1/0"))
     started = time.strftime("%Y-%m-%d %H:%M")
-    rows = [row for without in args.without
-            for row in compare(without, args, scratch, args.redis, database_url)]
+    try:
+        # The static files both servers serve (their names are in the pages).
+        subprocess.run([PYTHON, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
+                       cwd=ROOT, check=True, env=production_env(
+                           "collect", database_url, scratch, args.redis,
+                           "redis://127.0.0.1:1/0"))
+        rows = [row for without in args.without
+                for row in compare(without, args, scratch, args.redis, database_url)]
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     print(f"\n{started} to {time.strftime('%H:%M')}, {os.cpu_count()} cores; "
           f"wrk 16 connections, {args.repeat} x {args.duration} s a side, in turns\n")
     print("| without | page | ratio with / without | CPU ms a request with / without "
