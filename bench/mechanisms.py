@@ -199,8 +199,10 @@ def main() -> None:
                            "redis://127.0.0.1:1/0"))
         rows = [row for without in args.without
                 for row in compare(without, args, scratch, args.redis, database_url)]
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    except BaseException:
+        print(f"the servers' logs are kept in {scratch}", file=sys.stderr)
+        raise
+    shutil.rmtree(scratch, ignore_errors=True)
     print(f"\n{started} to {time.strftime('%H:%M')}, {os.cpu_count()} cores; "
           f"wrk 16 connections, {args.repeat} x {args.duration} s a side, in turns\n")
     print("| without | page | ratio with / without | CPU ms a request with / without "
