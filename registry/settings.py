@@ -131,9 +131,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
 IS_POSTGRES = DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
 if IS_POSTGRES:
-    # Django's, with the health check made only after a second of idleness instead of
-    # before every request (registry/postgresql/base.py).
-    DATABASES["default"]["ENGINE"] = "registry.postgresql"
     # An unreachable server is a 503 within seconds, not a request hung until gunicorn's
     # timeout (registry/unavailable.py); ?connect_timeout= in DATABASE_URL overrides it.
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 3)
