@@ -77,8 +77,8 @@ def requests_by_state() -> list[dict[str, Any]]:
     """Submitted requests by state (a draft never submitted is private: not counted)."""
     counts = dict(RegistrationRequest.objects.filter(review_started_at__isnull=False)
                   .values_list("state").annotate(n=Count("pk")).order_by())
-    return [{"state": state.value, "label": state.label, "count": counts.get(state.value, 0)}
-            for state in State if state != State.DRAFT]
+    return [{"state": name, "label": row.label, "count": counts.get(name, 0)}
+            for name, row in workflow.STATES.items() if not row.initial]
 
 
 def versions_per_namespace() -> list[dict[str, Any]]:
