@@ -147,3 +147,22 @@ def test_the_backup_holds_every_field(published, registrant, tmp_path):
     latest = max((o for o in rows if o["model"] == "namespaces.templateversion"),
                  key=lambda o: o["fields"]["number"])
     assert {name: latest["fields"][name] for name in _published_fields()} == _values(2)
+
+
+def test_an_empty_section_says_so_and_the_fast_track_is_noted(client, registrant):
+    from types import SimpleNamespace
+
+    from registry.namespaces.presentation import template_entries
+    from registry.namespaces.template import FAST_TRACK_NOTE
+
+    empty = SimpleNamespace(fast_track=False)
+    entries = {e.title: e for e in template_entries(empty)}
+    assert entries["Registrant"].lines == () and not entries["Registrant"].note
+    assert "Revision Information" not in entries  # shown only when filled
+    assert template_entries(SimpleNamespace(fast_track=True))[0].note == FAST_TRACK_NOTE
+    registration = actions.registration_create(actor=registrant, proposed_nid="emptyone",
+                                               values={"purpose": "Only this."})
+    client.force_login(registrant)
+    doc = page(client.get(registration.get_absolute_url()))
+    shown = _template_terms(doc, "//main//h2[starts-with(., 'Template')]/following-sibling::dl[1]")
+    assert shown["Registrant"] == "—" and shown["Purpose"] == "Only this."
