@@ -19,14 +19,16 @@ from django.db.models.functions import ExtractYear
 
 from registry.namespaces.models import Namespace, TemplateVersion
 from registry.review import charts, workflow
-from registry.review.models import RegistrationRequest, RequestEvent, State
+from registry.review.models import RegistrationRequest, RequestEvent
 
 # The moves that end a public review with the experts' (or, on the fast track, the
-# standards body's) decision: read from the workflow's table, not listed here.
-DECISION_TARGETS = (State.APPROVED, State.AWAITING_IESG, State.REJECTED)
+# standards body's) decision, read from the workflow's tables, not listed here: a
+# decision (held to the review period), or a move from public review into IANA staff's
+# queue.
 DECIDING_TRANSITIONS = tuple(sorted(
     t.name for t in workflow.TRANSITIONS.values()
-    if State.IN_REVIEW in t.sources and t.target in DECISION_TARGETS))
+    if t.decision or (t.sources & set(workflow.states_where(public_review=True))
+                      and workflow.meaning_of(t.target).staff_queue)))
 
 
 def registrations_per_year() -> dict[str, Any]:
