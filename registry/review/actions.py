@@ -202,7 +202,6 @@ def _register(registration: RegistrationRequest, actor: User) -> TemplateVersion
         raise TransitionRefused(str(exc)) from exc
 
 
-@transaction.atomic
 def _move_review_clock(registration: RegistrationRequest, target: str,
                        now: dt.datetime) -> None:
     """Stop the review clock on entering a state where it does not run (its row of
@@ -217,6 +216,7 @@ def _move_review_clock(registration: RegistrationRequest, target: str,
         registration.review_paused_at = now
 
 
+@transaction.atomic
 def registration_transition(*, registration: RegistrationRequest, transition: str, actor: User,
                             comment: str = "",
                             early_reason: str = "") -> RegistrationRequest:

@@ -109,3 +109,15 @@ def test_a_new_round_starts_a_full_clock(hold, registrant, expert):
     assert registration.review_period_ends() == (
         T0 + dt.timedelta(days=6 + settings.REVIEW_MIN_DAYS))
     assert workflow.meaning_of(registration.state).review_clock
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_move_is_its_own_transaction_outside_any_other(hold, registrant, expert):
+    """In autocommit, as a view or a command calls it: the move locks its row, which only
+    a transaction of its own allows."""
+    registration = make_registration(registrant, nid="heldcommit")
+    registration = _move(registration, "hold", expert)
+    registration = _move(registration, "release", expert)
+    stored = RegistrationRequest.objects.get(pk=registration.pk)
+    assert stored.state == State.IN_REVIEW and stored.review_paused_at is None
+    assert stored.review_paused_for > dt.timedelta(0)
