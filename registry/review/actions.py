@@ -211,6 +211,20 @@ def _register(registration: RegistrationRequest, actor: User) -> TemplateVersion
         raise TransitionRefused(str(exc)) from exc
 
 
+def _move_review_clock(registration: RegistrationRequest, target: str,
+                       now: dt.datetime) -> None:
+    """Stop the review clock on entering a state where it does not run (its row of
+    workflow.STATES says), and add the time it stood still on leaving one."""
+    if registration.review_started_at is None:
+        return
+    running = workflow.meaning_of(target).review_clock
+    if running and registration.review_paused_at is not None:
+        registration.review_paused_for += now - registration.review_paused_at
+        registration.review_paused_at = None
+    elif not running and registration.review_paused_at is None:
+        registration.review_paused_at = now
+
+
 @transaction.atomic
 def registration_transition(*, registration: RegistrationRequest, transition: str, actor: User,
                             comment: str = "",
@@ -225,10 +239,12 @@ def registration_transition(*, registration: RegistrationRequest, transition: st
     if move.creates_round:
         round_ = _make_round(registration, actor)
         registration.review_started_at = now
+        registration.review_paused_for, registration.review_paused_at = dt.timedelta(0), None
+    ends = registration.review_period_ends(now)
+    _move_review_clock(registration, move.target, now)
     if move.publishes:
         registration.published_version = _register(registration, actor)
     text = comment.strip()
-    ends = registration.review_period_ends()
     if move.decision and early_reason.strip() and ends and now < ends:
         text += f"\n\nDecided before the end of the public review period: {early_reason.strip()}"
     event = RequestEvent.objects.create(

@@ -50,8 +50,8 @@ class RequestAdmin(ReadOnlyAdmin):
     search_fields = ("proposed_nid", "registrant__email", "registrant_organisation")
     readonly_fields = ("registrant", "kind", "proposed_nid", "revises", "fast_track",
                        "standardisation", "state", "assigned_expert", "published_version",
-                       "created_at", "updated_at", "review_started_at", "last_activity_at",
-                       *TEMPLATE_FIELDS)
+                       "created_at", "updated_at", "review_started_at", "review_paused_for",
+                       "review_paused_at", "last_activity_at", *TEMPLATE_FIELDS)
     inlines = [RoundInline, EventInline, CommentInline, OutboundInline]
 
 

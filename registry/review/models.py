@@ -199,6 +199,10 @@ class RegistrationRequest(EventGuardedState, TemplateFields):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     review_started_at = models.DateTimeField(null=True, blank=True)
+    # The review clock (workflow.STATES' review_clock column): the time of this round spent
+    # in states where the public review period does not run, and since when it is stopped.
+    review_paused_for = models.DurationField(default=dt.timedelta(0), editable=False)
+    review_paused_at = models.DateTimeField(null=True, blank=True, editable=False)
     last_activity_at = models.DateTimeField(default=timezone.now, db_index=True)
     reminded_at = models.DateTimeField(null=True, blank=True, editable=False)
 
@@ -251,10 +255,18 @@ class RegistrationRequest(EventGuardedState, TemplateFields):
     def missing_fields(self) -> list[str]:
         return missing_fields(self.values(), fast_track=self.fast_track, revision=self.is_revision)
 
-    def review_period_ends(self) -> dt.datetime | None:
+    def review_period_ends(self, now: dt.datetime | None = None) -> dt.datetime | None:
+        """When the minimum public review period of this round ends: the period counts
+        only the time spent in states where the review clock runs, so a request held
+        for ten days ends ten days later; while the clock is stopped, the end as if it
+        started again ``now``."""
         if not self.review_started_at:
             return None
-        return self.review_started_at + dt.timedelta(days=settings.REVIEW_MIN_DAYS)
+        ends = (self.review_started_at + dt.timedelta(days=settings.REVIEW_MIN_DAYS)
+                + self.review_paused_for)
+        if self.review_paused_at is not None:
+            ends += (now or timezone.now()) - self.review_paused_at
+        return ends
 
     def latest_round(self) -> Round | None:
         return self.rounds.order_by("-number").first()

@@ -19,14 +19,16 @@ from django.db.models.functions import ExtractYear
 
 from registry.namespaces.models import Namespace, TemplateVersion
 from registry.review import charts, workflow
-from registry.review.models import RegistrationRequest, RequestEvent, State
+from registry.review.models import RegistrationRequest, RequestEvent
 
 # The moves that end a public review with the experts' (or, on the fast track, the
-# standards body's) decision: read from the workflow's table, not listed here.
-DECISION_TARGETS = (State.APPROVED, State.AWAITING_IESG, State.REJECTED)
+# standards body's) decision, read from the workflow's tables, not listed here: a
+# decision (held to the review period), or a move from public review into IANA staff's
+# queue.
 DECIDING_TRANSITIONS = tuple(sorted(
     t.name for t in workflow.TRANSITIONS.values()
-    if State.IN_REVIEW in t.sources and t.target in DECISION_TARGETS))
+    if t.decision or (t.sources & set(workflow.states_where(public_review=True))
+                      and workflow.meaning_of(t.target).staff_queue)))
 
 
 def registrations_per_year() -> dict[str, Any]:
@@ -80,8 +82,8 @@ def requests_by_state() -> list[dict[str, Any]]:
     """Submitted requests by state (a draft never submitted is private: not counted)."""
     counts = dict(RegistrationRequest.objects.filter(review_started_at__isnull=False)
                   .values_list("state").annotate(n=Count("pk")).order_by())
-    return [{"state": state.value, "label": state.label, "count": counts.get(state.value, 0)}
-            for state in State if state != State.DRAFT]
+    return [{"state": name, "label": row.label, "count": counts.get(name, 0)}
+            for name, row in workflow.STATES.items() if not row.initial]
 
 
 def versions_per_namespace() -> list[dict[str, Any]]:

@@ -43,7 +43,7 @@ def test_what_only_an_open_request_can_be():
     """Reminders, public review, answers by mail and the staff queue are for requests
     under way; nothing final can be edited."""
     for flag in ("reminded", "public_review", "answered_by_mail", "staff_queue",
-                 "standardisation_open"):
+                 "standardisation_open", "review_clock"):
         assert set(states_where(**{flag: True})) <= set(states_where(open=True)), flag
     assert not set(states_where(editable=True)) & set(states_where(final=True))
 

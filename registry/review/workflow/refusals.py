@@ -184,7 +184,7 @@ def _inputs_refusal(registration: RegistrationRequest, transition: Transition,
     if transition.needs_comment and not inputs.comment.strip():
         return TransitionRefused(f"{transition.needs_comment} is required.", field="comment")
     if transition.decision:
-        ends = registration.review_period_ends()
+        ends = registration.review_period_ends(now)
         if ends and now < ends and not inputs.early_reason.strip():
             return TransitionRefused(
                 f"The public review period ({settings.REVIEW_MIN_DAYS} days) ends on "

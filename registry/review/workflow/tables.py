@@ -2,8 +2,9 @@
 
 Every state a request can be in is a row of STATES: what being in it means (open,
 final, editable by the registrant, who is reminded first when it sits idle, listed
-for public review, answered by the registrant by mail, in IANA staff's queue, its
-badge). Every list, query, reminder, badge and mail rule reads that row.
+for public review, answered by the registrant by mail, in IANA staff's queue, whether
+the public review period runs in it, its badge). Every list, query, reminder, badge,
+mail rule and the review period read that row.
 
 Every move a request can make is a row of TRANSITIONS; each rule that depends on
 the move is a column of that row (the states it leaves, the state it reaches, who
@@ -50,6 +51,8 @@ class StateMeaning:
     answered_by_mail: bool  # a mail from the registrant becomes their answer to the experts
     staff_queue: bool  # IANA staff have to act on it
     standardisation_open: bool  # the experts may still set whether standardisation is involved
+    review_clock: bool  # the public review period runs while the request is in it
+
 
     @property
     def label(self) -> str:
@@ -64,15 +67,16 @@ class StateMeaning:
 def _s(state: State, badge: str, *, initial: bool = False, open: bool = False,
        final: bool = False, editable: bool = False, reminds: str = "",
        public_review: bool = False, answered_by_mail: bool = False,
-       staff_queue: bool = False, standardisation_open: bool = False) -> StateMeaning:
+       staff_queue: bool = False, standardisation_open: bool = False,
+       review_clock: bool = False) -> StateMeaning:
     return StateMeaning(state, badge, initial, open, final, editable, reminds, public_review,
-                        answered_by_mail, staff_queue, standardisation_open)
+                        answered_by_mail, staff_queue, standardisation_open, review_clock)
 
 
 STATES: dict[str, StateMeaning] = {row.state.value: row for row in (
     _s(State.DRAFT, "text-bg-light border", initial=True, editable=True),
     _s(State.IN_REVIEW, "text-bg-primary", open=True, reminds=EXPERTS, public_review=True,
-       standardisation_open=True),
+       standardisation_open=True, review_clock=True),
     _s(State.CHANGES_REQUESTED, "text-bg-warning", open=True, editable=True, reminds=EXPERTS,
        answered_by_mail=True, standardisation_open=True),
     # Only IANA staff record the IESG's direction and register: they hear first.
