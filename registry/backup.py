@@ -84,6 +84,8 @@ DERIVED: dict[str, str] = {
                                      "the backup's registry_changed_at",
     "namespaces.exportgeneration": "built again from the rows (manage.py build_exports)",
     "namespaces.exportchunk": "built again from the rows (manage.py build_exports)",
+    "accounts.accountmail": "sign-up and password mail waiting to be sent: each carries a "
+                            "one-time link (a secret), and the person asks again",
 }
 # Rows that a migration creates in every new database: matched on restore.
 SEEDED = {"auth.group", "namespaces.informalnumbercounter"}

@@ -26,6 +26,7 @@ NOT_SETTINGS = {
     "XDG_DATA_HOME": "the desktop's own (the toolkit's data directory, its README)",
     "LOCALAPPDATA": "Windows' own (the toolkit's data directory, its README)",
     "URN8141_DATA_DIR": "the toolkit's own, for its command-line users (its README)",
+    "PYTEST_VERSION": "set by pytest in the process it runs (env.development_site_url)",
 }
 _ENVIRON = {"os.environ", "environ"}
 
