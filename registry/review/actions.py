@@ -31,7 +31,12 @@ from registry.namespaces.actions import (
     version_publish,
 )
 from registry.namespaces.models import Namespace, TemplateVersion
-from registry.namespaces.template import PROFILE_FIELD, STORED_FIELDS, TEMPLATE_FIELDS
+from registry.namespaces.template import (
+    PRIVATE_FIELDS,
+    PROFILE_FIELD,
+    STORED_FIELDS,
+    TEMPLATE_FIELDS,
+)
 from registry.review import mails, workflow
 from registry.review.inbound import ParsedMail
 from registry.review.inbound import parse as parse_mail
@@ -115,6 +120,9 @@ def registration_create(*, actor: User, kind: str = Namespace.Kind.FORMAL, propo
             raise problem
         current = revises.current_version()
         start = {name: getattr(current, name) for name in STORED_FIELDS} if current else {}
+        if not workflow.gave_private_contact(current, actor):
+            # Someone else's contact for IANA (a previous holder's) never starts this one.
+            start.update(dict.fromkeys(PRIVATE_FIELDS, ""), **workflow.own_private_contact(actor))
         # The published profile is carried forward (a namespace imported without
         # template text may still have one).
         start[PROFILE_FIELD] = profile_text(revises.profile)

@@ -90,7 +90,9 @@ def new_registration(request):
         revises = Namespace.objects.by_nid(request.GET["revises"]).first()
         if revises is None:
             raise Http404("No such namespace.")
-        messages.info(request, "Use “Start a new version” on the namespace page.")
+        problem = workflow.revise_refusal(revises, request.user)
+        messages.info(request, str(problem) if problem is not None
+                      else "Use “Start a new version” on the namespace page.")
         return redirect(revises)
     if request.method == "POST" and request.POST.get("revises"):
         return _start_revision(request, request.POST["revises"])

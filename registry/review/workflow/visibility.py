@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from django.db.models import Q
 
+from registry.accounts.models import User
 from registry.accounts.roles import (
     EXPERT_ROLE,
     REGISTRANT_ROLE,
@@ -13,6 +14,7 @@ from registry.accounts.roles import (
     is_expert,
     is_iana_staff,
 )
+from registry.namespaces.models import TemplateVersion
 from registry.review.models import Comment, RegistrationRequest, RequestEvent
 from registry.review.workflow.roles import Visitor, is_registrant, roles_of, signed_in
 from registry.review.workflow.tables import CLOSED_STATES, meaning_of
@@ -115,6 +117,23 @@ def can_see_mail(registration: RegistrationRequest, user: Visitor) -> bool:
 def can_see_private_contact(registration: RegistrationRequest, user: Visitor) -> bool:
     """The contact the registrant gave for IANA only: IANA staff and the registrant."""
     return is_registrant(user, registration) or is_iana_staff(user)
+
+
+def gave_private_contact(version: TemplateVersion | None, user: Visitor) -> bool:
+    """Whether the private contact of a published ``version`` is ``user``'s own: they
+    are the registrant of the request that published it. Only then may it start their
+    next version; a new holder starts from their own account, never another person's
+    (a holder change hands over the namespace, not its registrant's home address)."""
+    if version is None or version.source_registration_id is None or not signed_in(user):
+        return False
+    return RegistrationRequest.objects.filter(pk=version.source_registration_id,
+                                              registrant=user).exists()
+
+
+def own_private_contact(user: User) -> dict[str, str]:
+    """The private contact a person's new draft starts from: their own account's name
+    and address (IANA may write to the person who asks), nothing of anyone else."""
+    return {"private_contact_name": user.get_full_name(), "private_contact_email": user.email}
 
 
 def can_see_dashboard(user: Visitor) -> bool:
