@@ -178,9 +178,13 @@ def mail_panel(registration: RegistrationRequest, user: Any) -> Context:
     for those who may see the mail, nothing for anyone else."""
     if not workflow.can_see_mail(registration, user):
         return {}
-    sent = list(OutboundMessage.objects.about(registration))
-    for message in sent:
+    sent = list(OutboundMessage.objects.about(registration).select_related("comment"))
+    for message in sent:  # the request is this one: no query per row
+        message.registration = registration
+        if message.comment is not None:
+            message.comment.registration = registration
         message.resendable = workflow.can_resend(message, user)
+        message.readable = workflow.can_read_message(message, user)
     held = (InboundMessage.objects.filter(registration=registration)
             .exclude(outcome=InboundMessage.Outcome.PLACED).defer("raw"))
     return {"mail_log": sent, "mail_held": list(held), "show_mail": True,

@@ -15,7 +15,13 @@ from registry.accounts.roles import (
     is_iana_staff,
 )
 from registry.namespaces.models import TemplateVersion
-from registry.review.models import Comment, RegistrationRequest, RequestEvent
+from registry.review.models import (
+    Comment,
+    InboundMessage,
+    OutboundMessage,
+    RegistrationRequest,
+    RequestEvent,
+)
 from registry.review.workflow.roles import Visitor, is_registrant, roles_of, signed_in
 from registry.review.workflow.tables import CLOSED_STATES, meaning_of
 
@@ -112,6 +118,27 @@ def can_see_mail(registration: RegistrationRequest, user: Visitor) -> bool:
     """The mail sent and received about a request (addresses, delivery errors, held
     messages) is for the designated experts and IANA staff."""
     return bool(roles_of(user, registration) & {EXPERT_ROLE, STAFF_ROLE})
+
+
+def can_read_message(message: OutboundMessage | InboundMessage, user: Visitor) -> bool:
+    """The words of a mail (its body, or the text that arrived): whoever may read the
+    comment it carries, so the mail of an experts-only comment is the experts' alone,
+    IANA staff's mail log and admin included; a mail that carries no comment, whoever
+    sees the request's mail (a message about no request: whoever handles the
+    quarantine)."""
+    if message.comment_id is not None:
+        assert message.comment is not None  # its id is set
+        return can_read_comment(message.comment, user)
+    if message.registration_id is None:
+        return can_handle_quarantine(user)
+    assert message.registration is not None  # its id is set
+    return can_see_mail(message.registration, user)
+
+
+def can_read_working_copy(registration: RegistrationRequest, user: Visitor) -> bool:
+    """A request's working copy (a draft, or edits after a round was submitted) is its
+    registrant's until they submit it; everyone else reads the rounds submitted."""
+    return is_registrant(user, registration)
 
 
 def can_see_private_contact(registration: RegistrationRequest, user: Visitor) -> bool:
