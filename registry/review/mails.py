@@ -75,6 +75,8 @@ def event_message(event: RequestEvent, audience: str) -> EmailMessage | None:
         "event": event,
         "move": move,
         "registration": registration,
+        "registrant_label": workflow.registrant_label(registration),
+        "actor_label": workflow.public_name(event.actor, registration) if event.actor else "",
         "url": site_url(registration.get_absolute_url()),
         "namespace_url": (site_url(cast(TemplateVersion, registration.published_version)
                                    .namespace.get_absolute_url())

@@ -130,12 +130,18 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
 
         rounds = (Round.objects.filter(registration=OuterRef("registration")).order_by()
                   .values("registration").annotate(n=Count("pk")).values("n"))
+        last_round = (Round.objects.filter(registration=OuterRef("registration"))
+                      .order_by("-number"))
         decisions = (RequestEvent.objects.decisions()
                      .filter(Q(registration__published_version__namespace=namespace)
                              | Q(registration__revises=namespace,
                                  registration__state__in=states_where(open=True)))
                      .select_related("registration__published_version", "actor")
-                     .annotate(registration_round_count=Coalesce(Subquery(rounds), 0))
+                     .annotate(registration_round_count=Coalesce(Subquery(rounds), 0),
+                               registrant_organisation_published=Subquery(
+                                   last_round.values("registrant_organisation")[:1]),
+                               contact_name_published=Subquery(
+                                   last_round.values("contact_name")[:1]))
                      .order_by(F("registration__published_version__number").asc(nulls_last=True),
                                "registration_id", "created_at", "id"))
         requests: dict[int, Any] = {}  # each request gains round_count and decisions
@@ -144,6 +150,10 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
             if registration is None:
                 registration = requests[decision.registration_id] = decision.registration
                 registration.round_count = decision.registration_round_count
+                # whom workflow.registrant_label names: the last round's Registrant
+                registration.published_registrant = (
+                    decision.registrant_organisation_published,
+                    decision.contact_name_published)
                 registration.decisions = []
             registration.decisions.append(decision)
         return list(requests.values())
@@ -396,8 +406,9 @@ class Comment(AppendOnlyModel):
         """Who wrote it, as shown on the page (never the address of someone with
         no account: the name the mail gave, or the address's mailbox part)."""
         if self.author_id:
-            assert self.author is not None  # its id is set
-            return self.author.display_name
+            from registry.review.workflow import public_name
+
+            return public_name(self.author, self.registration)
         if self.author_name:
             return self.author_name
         return self.author_email.split("@")[0] or "unknown sender"

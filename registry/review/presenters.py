@@ -44,6 +44,7 @@ def header_panel(registration: RegistrationRequest, *,
                  now: dt.datetime) -> Context:
     """The state badge and, while in public review, when the review period ends."""
     return {"registration": registration,
+            "registrant_label": workflow.registrant_label(registration),
             "period_ends": registration.review_period_ends(), "now": now}
 
 
@@ -165,7 +166,7 @@ def timeline_panel(registration: RegistrationRequest, user: Any) -> Context:
     events = list(registration.events.select_related("actor", "round")
                   .exclude(kind__in=workflow.hidden_events(registration, user)))
     for event in events:
-        event.who = (event.actor.display_name if event.actor else
+        event.who = (workflow.public_name(event.actor, registration) if event.actor else
                      "the review list" if event.kind == RequestEvent.Kind.LIST_COMMENT
                      else "system")
     return {"events": events,

@@ -141,6 +141,37 @@ def can_read_working_copy(registration: RegistrationRequest, user: Visitor) -> b
     return is_registrant(user, registration)
 
 
+def registrant_label(registration: RegistrationRequest) -> str:
+    """How every public channel names a request's registrant: the Registrant its
+    submitted template publishes (the organisation, else the contact person), else
+    "the registrant"; never the account's own name, which its owner gave for IANA."""
+    published = getattr(registration, "published_registrant", None)  # lists annotate it
+    if published is None:
+        round_ = registration.latest_round()
+        published = registration.published_registrant = (
+            (round_.registrant_organisation, round_.contact_name) if round_ else ("", ""))
+    organisation, contact = published
+    return (organisation or "").strip() or (contact or "").strip() or "the registrant"
+
+
+def public_name(person: User | None, registration: RegistrationRequest) -> str:
+    """The name pages, feeds and mail give ``person`` acting on ``registration``. An
+    account's name is public where its owner acts in public under it (a comment in the
+    public review, a decision as expert or IANA staff); as the registrant they publish
+    the template's Registrant, not their account (``registrant_label``)."""
+    if person is None:
+        return "the system"
+    if person.pk == registration.registrant_id:
+        return registrant_label(registration)
+    return person.display_name
+
+
+def can_see_account_name(person: User, user: Visitor) -> bool:
+    """Who may read an account's own name wherever it appears: its owner and IANA
+    staff; everyone, once its owner acts under it in public (``public_name``)."""
+    return (signed_in(user) and user.pk == person.pk) or is_iana_staff(user)
+
+
 def can_see_private_contact(registration: RegistrationRequest, user: Visitor) -> bool:
     """The contact the registrant gave for IANA only: IANA staff and the registrant."""
     return is_registrant(user, registration) or is_iana_staff(user)
