@@ -49,6 +49,9 @@ def _message(subject: str, template: str, context: dict, to: list[str], cc=(),
     is about; the outbox puts the request's ticket and thread subject in front."""
     if not to:
         return None
+    if context.get("recipient") and context.get("registration"):
+        context = {**context, "salutation": workflow.salutation(context["recipient"],
+                                                                context["registration"])}
     verbatim = {}
     if context.get("template_text"):
         verbatim[_VERBATIM] = context["template_text"]
@@ -76,6 +79,7 @@ def event_message(event: RequestEvent, audience: str) -> EmailMessage | None:
         "move": move,
         "registration": registration,
         "registrant_label": workflow.registrant_label(registration),
+        "salutation": workflow.salutation(registration.registrant, registration),
         "actor_label": workflow.public_name(event.actor, registration) if event.actor else "",
         "url": site_url(registration.get_absolute_url()),
         "namespace_url": (site_url(cast(TemplateVersion, registration.published_version)

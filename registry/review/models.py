@@ -90,9 +90,18 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
         taken = Namespace.objects.filter(nid__lower=Lower(OuterRef("proposed_nid")))
         return self.annotate(race_twins=Exists(twins), race_taken=Exists(taken))
 
+    def with_published_registrant(self):
+        """Annotate each request with the Registrant its last round publishes (read by
+        workflow.registrant_label): one query for a whole list."""
+        last_round = Round.objects.filter(registration=OuterRef("pk")).order_by("-number")
+        return self.annotate(
+            round_registrant_organisation=Subquery(
+                last_round.values("registrant_organisation")[:1]),
+            round_contact_name=Subquery(last_round.values("contact_name")[:1]))
+
     def for_lists(self):
         return (self.select_related("registrant", "revises", "assigned_expert")
-                .with_race().order_by("last_activity_at"))
+                .with_race().with_published_registrant().order_by("last_activity_at"))
 
     def dashboard_queue(self, *, assigned_to=None) -> dict[str, list[RegistrationRequest]]:
         """The experts' dashboard: open requests by state, oldest activity first."""
@@ -241,6 +250,13 @@ class RegistrationRequest(EventGuardedState, TemplateFields):
         if self.kind == Namespace.Kind.INFORMAL:
             return "urn-N (assigned at registration)"
         return self.proposed_nid or "(no NID yet)"
+
+    @property
+    def registrant_label(self) -> str:
+        """How public channels name its registrant (workflow.registrant_label)."""
+        from registry.review.workflow import registrant_label
+
+        return registrant_label(self)
 
     @property
     def is_editable(self) -> bool:

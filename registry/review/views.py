@@ -399,6 +399,7 @@ def public_review(request):
     def build() -> dict:
         pending = (RegistrationRequest.objects.in_public_review()
                    .select_related("revises", "published_version").with_public_comments()
+                   .with_published_registrant()
                    .order_by("review_started_at"))
         return {"pending": [(r, workflow.race_of(r)) for r in pending.with_race()]}
 

@@ -118,6 +118,7 @@ from registry.review.workflow.visibility import (
     public_name,
     registrant_label,
     requests_visible_to,
+    salutation,
     was_submitted,
 )
 from registry.review.workflow.workload import (
@@ -223,6 +224,7 @@ __all__ = [
     "requests_visible_to",
     "revise_refusal",
     "roles_of",
+    "salutation",
     "shows_nid_warnings",
     "signed_in",
     "standardisation_refusal",

@@ -145,7 +145,10 @@ def registrant_label(registration: RegistrationRequest) -> str:
     """How every public channel names a request's registrant: the Registrant its
     submitted template publishes (the organisation, else the contact person), else
     "the registrant"; never the account's own name, which its owner gave for IANA."""
-    published = getattr(registration, "published_registrant", None)  # lists annotate it
+    published = getattr(registration, "published_registrant", None)
+    if published is None and hasattr(registration, "round_registrant_organisation"):
+        published = (registration.round_registrant_organisation,  # a list's annotation
+                     registration.round_contact_name)
     if published is None:
         round_ = registration.latest_round()
         published = registration.published_registrant = (
@@ -164,6 +167,15 @@ def public_name(person: User | None, registration: RegistrationRequest) -> str:
     if person.pk == registration.registrant_id:
         return registrant_label(registration)
     return person.display_name
+
+
+def salutation(person: User, registration: RegistrationRequest) -> str:
+    """How a mail about ``registration`` greets ``person``. The mail is kept, and shown
+    in the request's mail log to its experts and IANA staff: the registrant, whose
+    account's name is for IANA, is greeted without it."""
+    if person.pk == registration.registrant_id:
+        return "Hello,"
+    return person.salutation
 
 
 def can_see_account_name(person: User, user: Visitor) -> bool:
