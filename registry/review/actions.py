@@ -392,8 +392,10 @@ def _deliver_one(message_pk: int) -> Delivery:
             if row.attempts >= settings.MAIL_MAX_ATTEMPTS:
                 row.state = OutboundMessage.Delivery.FAILED
                 row.save()
+                if row.registration is None:  # a notice about no request: the admin shows it
+                    return Delivery(row.state)
                 RequestEvent.objects.create(
-                    registration_id=row.registration_id, actor=None,
+                    registration=row.registration, actor=None,
                     kind=RequestEvent.Kind.MAIL_FAILED,
                     from_state=row.registration.state, to_state=row.registration.state,
                     comment=f"“{row.summary}” could not be sent after {row.attempts} "
@@ -422,10 +424,11 @@ def message_resend(*, message: OutboundMessage, actor: User) -> OutboundMessage:
     row.attempts = 0
     row.next_attempt_at = timezone.now()
     row.save()
-    RequestEvent.objects.create(
-        registration=row.registration, actor=actor, kind=RequestEvent.Kind.RESEND_MAIL,
-        from_state=row.registration.state, to_state=row.registration.state,
-        comment=f"Sent again: “{row.summary}” ({attempts} failed attempts before).")
+    if row.registration is not None:
+        RequestEvent.objects.create(
+            registration=row.registration, actor=actor, kind=RequestEvent.Kind.RESEND_MAIL,
+            from_state=row.registration.state, to_state=row.registration.state,
+            comment=f"Sent again: “{row.summary}” ({attempts} failed attempts before).")
     transaction.on_commit(partial(enqueue, row.pk), robust=True)
     return row
 
@@ -610,6 +613,7 @@ def _receive_bounce(parsed: ParsedMail, raw: bytes, source: str,
         row.state = OutboundMessage.Delivery.FAILED
         row.last_error = f"Bounced: {detail}"[:2000]
         row.save(update_fields=["state", "last_error"])
+    if failed and row.registration is not None:
         RequestEvent.objects.create(
             registration=row.registration, actor=None, kind=RequestEvent.Kind.MAIL_BOUNCED,
             from_state=row.registration.state, to_state=row.registration.state,

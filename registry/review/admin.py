@@ -10,7 +10,7 @@ mail's words only to those who may read the comment it carries."""
 
 from django.contrib import admin, messages
 from django.contrib.auth.models import AnonymousUser
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
@@ -27,6 +27,7 @@ from registry.review.models import (
     RequestEvent,
     Round,
 )
+from registry.review.workflow import Visitor
 
 
 class ViewerMixin:
@@ -40,7 +41,7 @@ class ViewerMixin:
         return obj
 
 
-def viewer_of(obj) -> object:
+def viewer_of(obj) -> Visitor:
     """Who looks at ``obj`` (an anonymous visitor when unknown: the policy then says no)."""
     return getattr(obj, "viewer", None) or AnonymousUser()
 
@@ -118,7 +119,8 @@ class OutboundMessageAdmin(ViewerMixin, ReadOnlyAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         return (super().get_queryset(request).select_related("comment__registration")
-                .filter(registration__in=RegistrationRequest.objects.visible_to(request.user)))
+                .filter(Q(registration__isnull=True) | Q(
+                    registration__in=RegistrationRequest.objects.visible_to(request.user))))
 
 
     @admin.display(description="Body")

@@ -170,6 +170,26 @@ def comment_message(comment: Comment, audience: str) -> EmailMessage | None:
     raise ValueError(f"unknown audience {audience!r}")
 
 
+def holder_change_messages(namespace, *, before, after, reason: str) -> list[EmailMessage]:
+    """Tell both holders of ``namespace`` that it changed hands: the one who held it
+    (they may no longer start a new version) and the one who holds it now (they may,
+    from their own contact for IANA). Each gets their own message: neither address is
+    shown to the other."""
+    messages = []
+    for person, now_holds in ((before, False), (after, True)):
+        if person is None or not person.email:
+            continue
+        message = _message(
+            f"[IANA] You {'now hold' if now_holds else 'no longer hold'} the URN namespace "
+            f"{namespace.nid}", "holder_changed.txt",
+            {"namespace": namespace, "salutation": person.salutation, "now_holds": now_holds,
+             "reason": reason, "url": site_url(namespace.get_absolute_url())},
+            to=[person.email])
+        if message is not None:
+            messages.append(message)
+    return messages
+
+
 def reminder_message(registration: RegistrationRequest,
                      reminder: workflow.Reminder) -> EmailMessage | None:
     """An idle request brought up to the people ``reminder`` names (the workflow

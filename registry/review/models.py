@@ -479,8 +479,10 @@ class OutboundMessage(models.Model):
         SENT = "sent", "Sent"
         FAILED = "failed", "Failed"
 
-    registration = models.ForeignKey(RegistrationRequest, on_delete=models.PROTECT,
-                                     related_name="outbound_messages", verbose_name="request")
+    registration = models.ForeignKey(
+        RegistrationRequest, null=True, blank=True, on_delete=models.PROTECT,
+        related_name="outbound_messages", verbose_name="request",
+        help_text="Empty: a notice about no request (a namespace's holder changed).")
     event = models.ForeignKey(RequestEvent, null=True, blank=True, on_delete=models.PROTECT,
                               related_name="+")
     comment = models.ForeignKey(Comment, null=True, blank=True, on_delete=models.PROTECT,

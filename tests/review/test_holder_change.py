@@ -10,6 +10,7 @@ from registry.namespaces.actions import namespace_update_record
 from registry.namespaces.models import Namespace, NamespaceEvent
 from registry.namespaces.template import PRIVATE_FIELDS
 from registry.review import actions
+from registry.review.models import OutboundMessage
 from tests.factories import approve, make_registration, make_user
 from tests.html import find, page, text
 
@@ -90,3 +91,30 @@ def test_the_old_holder_is_not_sent_to_a_button_they_do_not_have(client, handed_
     said = text(page(response))
     assert "Start a new version" not in said
     assert "Only the holder of a namespace can revise it." in said
+
+
+def test_both_holders_are_told_through_the_outbox_once_it_commits(
+        registrant, expert, staff, mailoutbox, django_capture_on_commit_callbacks):
+    registration = make_registration(registrant, nid="toldns", **PRIVATE)
+    approve(registration, expert, staff, register=True)
+    namespace = Namespace.objects.by_nid("toldns").get()
+    new_holder = make_user("successor@example.org", organisation="Successor Institute")
+    mailoutbox.clear()
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        namespace_update_record(namespace=namespace, changes={"holder": new_holder},
+                                reason="Transferred, ticket 99.", actor=staff)
+    rows = OutboundMessage.objects.filter(registration__isnull=True, audience="holder")
+    assert sorted(r.to[0] for r in rows) == sorted([new_holder.email, registrant.email])
+    assert not mailoutbox and callbacks  # nothing leaves before the change commits
+    for callback in callbacks:
+        callback()
+    assert sorted(m.recipients()[0] for m in mailoutbox) == sorted([new_holder.email,
+                                                                     registrant.email])
+    for message in mailoutbox:
+        assert len(message.recipients()) == 1  # neither address shown to the other
+        assert "Transferred, ticket 99." in message.body
+        for value in PRIVATE.values():
+            assert value not in message.body
+    told = {m.recipients()[0]: m for m in mailoutbox}
+    assert "no longer hold" in told[registrant.email].subject
+    assert "now hold" in told[new_holder.email].subject

@@ -147,12 +147,13 @@ def registrant_label(registration: RegistrationRequest) -> str:
     "the registrant"; never the account's own name, which its owner gave for IANA."""
     published = getattr(registration, "published_registrant", None)
     if published is None and hasattr(registration, "round_registrant_organisation"):
-        published = (registration.round_registrant_organisation,  # a list's annotation
-                     registration.round_contact_name)
+        published = (getattr(registration, "round_registrant_organisation"),  # noqa: B009
+                     getattr(registration, "round_contact_name"))  # noqa: B009 (annotated)
     if published is None:
         round_ = registration.latest_round()
-        published = registration.published_registrant = (
-            (round_.registrant_organisation, round_.contact_name) if round_ else ("", ""))
+        published = ((round_.registrant_organisation, round_.contact_name) if round_
+                     else ("", ""))
+        setattr(registration, "published_registrant", published)  # noqa: B010 (once per row)
     organisation, contact = published
     return (organisation or "").strip() or (contact or "").strip() or "the registrant"
 
@@ -197,7 +198,7 @@ def gave_private_contact(version: TemplateVersion | None, user: Visitor) -> bool
     if version is None or version.source_registration_id is None or not signed_in(user):
         return False
     return RegistrationRequest.objects.filter(pk=version.source_registration_id,
-                                              registrant=user).exists()
+                                              registrant_id=user.pk).exists()
 
 
 def own_private_contact(user: User) -> dict[str, str]:
