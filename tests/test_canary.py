@@ -183,6 +183,11 @@ def _admin_urls() -> list[str]:
     return urls
 
 
+def _body(response) -> str:
+    content = b"".join(response.streaming_content) if response.streaming else response.content
+    return content.decode("utf-8", "replace")
+
+
 def _leaks(canaries: Canaries, text: str, viewer: Any) -> list[str]:
     return [canaries.places[token][0] for token in set(MARKER.findall(text))
             if token in canaries.places and not canaries.places[token][1](viewer)]
@@ -221,8 +226,25 @@ def test_no_marker_reaches_anyone_beyond_its_audience(request, django_capture_on
         for url in urls + (admin_urls if viewer.is_staff else admin_urls[:1]):
             response = client.get(url)
             visits += 1
-            body = (b"".join(response.streaming_content) if response.streaming
-                    else response.content).decode("utf-8", "replace")
+            body = _body(response)
             found += [f"{url} as {name}: {place}" for place in _leaks(canaries, body, viewer)]
+    # Search and every other page that reads a query: asked for one marker of each place,
+    # by a visitor who may read none of them.
+    probes = {place.split(":")[0]: token for token, (place, _) in canaries.places.items()}
+    anonymous = Client()
+    plain = ["/" + route for route, params in _patterns(get_resolver()) if not params]
+    for url in plain:
+        # A page that reads a query answers a marker it holds nothing for the same as
+        # one nobody seeded (cnry0x); what it says back of the query is not a leak.
+        baseline = _body(anonymous.get(f"{url}?q=cnry0x")).replace("cnry0x", "")
+        if baseline != _body(anonymous.get(f"{url}?q=cnry0x")).replace("cnry0x", ""):
+            continue  # a page that differs each time (a form's token) answers no query
+        for token in probes.values():
+            body = _body(anonymous.get(f"{url}?q={token}")).replace(token, "")
+            visits += 1
+            found += [f"{url}?q={token} as anonymous: {place}"
+                      for place in _leaks(canaries, body, AnonymousUser())]
+            if body != baseline and not canaries.places[token][1](AnonymousUser()):
+                found.append(f"{url}?q={token} as anonymous finds {canaries.places[token][0]}")
     assert visits > 100 and any(url.startswith("/admin/review/") for url in admin_urls)
     assert not found, "\n".join(sorted(set(found)))
