@@ -31,6 +31,7 @@ from registry.namespaces.actions import namespace_update_record
 from registry.namespaces.models import Namespace, TemplateVersion
 from registry.namespaces.template import PRIVATE_FIELDS, SINGLE_LINE_FIELDS, TEXT_FIELDS
 from registry.review import actions, workflow
+from registry.review.mailaddress import reply_address
 from registry.review.models import Comment, InboundMessage, OutboundMessage, RegistrationRequest
 from tests.factories import approve, complete_values, make_registration, make_user
 
@@ -94,6 +95,18 @@ def _seed(people: dict[str, User], canaries: Canaries) -> None:
         registration=in_review, actor=expert, audience=Comment.Audience.EXPERTS,
         body=canaries.new("internal comment", lambda v: workflow.can_read_comment(box["c"], v)))
 
+    # An expert's internal answer by mail, from their reply address.
+    answer = RawMessage()
+    answer["From"] = f"Expert <{expert.email}>"
+    answer["To"] = reply_address(registration_pk=in_review.pk, user_pk=expert.pk, version=0)
+    answer["Subject"] = "Re: the archive"
+    answer["Message-ID"] = "<canary-answer@elsewhere.example>"
+    placed: dict[str, InboundMessage] = {}
+    answer.set_content(canaries.new("internal mail answer",
+                                    lambda v: workflow.can_read_message(placed["m"], v)))
+    placed["m"] = actions.inbound_mail_receive(raw=bytes(answer))
+    assert placed["m"].comment.audience == Comment.Audience.EXPERTS
+
     # A draft, and a withdrawn draft: every field.
     for nid, withdraw in (("canarydraft", False), ("canarywithdrawn", True)):
         seen: dict[str, RegistrationRequest] = {}
@@ -149,7 +162,9 @@ def _fillings() -> dict[str, list[str]]:
     people = [str(pk) for pk in User.objects.values_list("pk", flat=True)]
     numbers = [str(n) for n in sorted(set(
         TemplateVersion.objects.values_list("number", flat=True)) | {1, 2})]
-    messages = [str(pk) for pk in OutboundMessage.objects.values_list("pk", flat=True)[:3]]
+    messages = [str(pk) for pk in itertools.chain(
+        OutboundMessage.objects.values_list("pk", flat=True)[:3],
+        InboundMessage.objects.values_list("pk", flat=True))]
     return {"nid": nids, "pk": requests + people, "number": numbers,
             "message_pk": messages, "urn": [f"urn:{nid}:1" for nid in nids],
             "*": requests + people + nids}
