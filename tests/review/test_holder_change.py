@@ -118,3 +118,22 @@ def test_both_holders_are_told_through_the_outbox_once_it_commits(
     told = {m.recipients()[0]: m for m in mailoutbox}
     assert "no longer hold" in told[registrant.email].subject
     assert "now hold" in told[new_holder.email].subject
+
+
+def test_drafts_filled_before_the_fix_lose_the_other_persons_private_contact(handed_over):
+    from importlib import import_module
+
+    from django.apps import apps
+
+    from registry.review.models import RegistrationRequest
+
+    namespace, new_holder = handed_over
+    draft = actions.registration_create(actor=new_holder, revises=namespace)
+    RegistrationRequest.objects.filter(pk=draft.pk).update(**PRIVATE)  # as before the fix
+    migration = import_module("registry.review.migrations.0015_drop_inherited_private_contact")
+    migration.drop_inherited(apps, None)
+    draft.refresh_from_db()
+    assert {name: getattr(draft, name) for name in PRIVATE_FIELDS} == {
+        "private_contact_name": new_holder.get_full_name(),
+        "private_contact_email": new_holder.email,
+        "private_contact_phone": "", "private_contact_postal": ""}
