@@ -8,8 +8,10 @@ views, forms, templates, mail and the querysets ask (``workflow.can_view(...)``)
   they hold on a request.
 - ``refusals``: the predicates that say no; ``refusal()`` is the one predicate of a
   transition, ``check_transition()`` raises what it finds.
-- ``visibility``: who may see a request, its comments, events, mail and private
-  contact, the dashboard and the staff queue.
+- ``visibility``: who may see a request, its working copy, its comments, events, the
+  words of its mail (``can_read_message``: the mail log, the admin, the mail reader),
+  the private contact (and whose it is when a namespace changes hands), an account's
+  name (``public_name``, ``registrant_label``), the dashboard and the staff queue.
 - ``races``: two open requests proposing one NID, or a NID registered meanwhile.
 - ``workload``: conflicts of interest, availability, suggestions and reminders.
 - ``mail``: who is told, and where a message that arrived goes.
