@@ -76,7 +76,8 @@ class RequestAdmin(ViewerMixin, ReadOnlyAdmin):
                     "assigned_expert", "last_activity_at")
     list_select_related = ("registrant", "assigned_expert", "revises", "published_version")
     list_filter = ("state", "kind", "fast_track", "standardisation")
-    search_fields = ("proposed_nid", "registrant__email", "registrant_organisation")
+    # the organisation as submitted: a search never finds what only a working copy holds
+    search_fields = ("proposed_nid", "registrant__email", "rounds__registrant_organisation")
     readonly_fields = ("registrant", "kind", "proposed_nid", "revises", "fast_track",
                        "standardisation", "state", "assigned_expert", "published_version",
                        "created_at", "updated_at", "review_started_at", "last_activity_at",

@@ -65,7 +65,8 @@ def test_staff_see_no_draft_nor_working_copy_in_the_admin(client, registrant, ex
     actions.registration_update(registration=sent_back, actor=registrant,
                                 edit_version=sent_back.edit_version, kind="formal",
                                 proposed_nid="adminedited", fast_track=False,
-                                values={**sent_back.values(), "purpose": EDITED})
+                                values={**sent_back.values(), "purpose": EDITED,
+                                        "registrant_organisation": "Edited Org Unsent"})
     client.force_login(staff)
     listing = _body(client.get(reverse("admin:review_registrationrequest_changelist")))
     assert "adminedited" in listing
@@ -75,6 +76,9 @@ def test_staff_see_no_draft_nor_working_copy_in_the_admin(client, registrant, ex
                                       args=[hidden.pk]))
         assert response.status_code in (302, 404) or DRAFT not in _body(response)
         assert not workflow.can_view(RegistrationRequest.objects.get(pk=hidden.pk), staff)
+    changelist = reverse("admin:review_registrationrequest_changelist")
+    assert "adminedited" not in _body(client.get(changelist, {"q": "Edited Org Unsent"}))
+    assert "adminedited" in _body(client.get(changelist, {"q": registrant.organisation}))
     page_text = _body(client.get(reverse("admin:review_registrationrequest_change",
                                          args=[sent_back.pk])))
     assert EDITED not in page_text
