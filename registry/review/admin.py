@@ -10,7 +10,7 @@ mail's words only to those who may read the comment it carries."""
 
 from django.contrib import admin, messages
 from django.contrib.auth.models import AnonymousUser
-from django.db.models import Q, QuerySet
+from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q, QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
@@ -148,20 +148,30 @@ class OutboundMessageAdmin(ViewerMixin, ReadOnlyAdmin):
 
 @admin.register(InboundMessage)
 class InboundMessageAdmin(ViewerMixin, ReadOnlyAdmin):
-    list_display = ("received_at", "outcome", "from_address", "subject", "registration", "source")
+    list_display = ("received_at", "outcome", "from_address", "shown_subject", "registration",
+                    "source")
     list_filter = ("outcome", "source")
     search_fields = ("message_id", "from_address", "subject")
     list_select_related = ("registration",)
     readonly_fields = ("received_at", "source", "outcome", "reason", "registration", "comment",
                        "bounced_message", "verified_sender", "authentication",
                        "message_id", "from_name", "from_address",
-                       "subject", "sent_at", "in_reply_to", "references", "list_id", "words",
-                       "source_text")
-    exclude = ("raw", "text")
+                       "shown_subject", "sent_at", "in_reply_to", "references", "list_id",
+                       "words", "source_text")
+    exclude = ("raw", "text", "subject")
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
-        return super().get_queryset(request).select_related("comment__registration")
+        """Each row knows whether its words are the viewer's to read (``readable``: it
+        became no comment, or one they may read), for the list as for the page."""
+        visible = Comment.objects.filter(pk=OuterRef("comment_id")).filter(
+            workflow.comments_visible_to(request.user))
+        return (super().get_queryset(request).select_related("comment__registration")
+                .annotate(readable=ExpressionWrapper(Q(comment__isnull=True) | Exists(visible),
+                                                     output_field=BooleanField())))
 
+    @admin.display(description="Subject")
+    def shown_subject(self, obj: InboundMessage) -> str:
+        return obj.subject if getattr(obj, "readable", False) else "(not shown to you)"
 
     @admin.display(description="Text")
     def words(self, obj: InboundMessage) -> str:

@@ -83,3 +83,27 @@ def test_staff_see_no_draft_nor_working_copy_in_the_admin(client, registrant, ex
                                          args=[sent_back.pk])))
     assert EDITED not in page_text
     assert "Names archive records persistently." in page_text  # the submitted round
+
+
+def test_staff_read_no_experts_answer_by_mail_in_the_admin(client, internal_comment, expert,
+                                                            staff):
+    from email.message import EmailMessage
+
+    from registry.review.mailaddress import reply_address
+    from registry.review.models import InboundMessage
+
+    answer = EmailMessage()
+    answer["From"] = f"Expert <{expert.email}>"
+    answer["To"] = reply_address(registration_pk=internal_comment.pk, user_pk=expert.pk,
+                                 version=0)
+    answer["Subject"] = "Dormant archive, between us"
+    answer["Message-ID"] = "<answer-1@elsewhere.example>"
+    answer.set_content("The archive has not answered in a year.")
+    message = actions.inbound_mail_receive(raw=bytes(answer))
+    assert message.comment.audience == Comment.Audience.EXPERTS
+    client.force_login(staff)
+    for url in (reverse("admin:review_inboundmessage_changelist"),
+                reverse("admin:review_inboundmessage_change", args=[message.pk])):
+        shown = _body(client.get(url))
+        assert "Dormant archive" not in shown and "not answered in a year" not in shown, url
+    assert InboundMessage.objects.filter(pk=message.pk).exists()
