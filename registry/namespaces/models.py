@@ -194,6 +194,7 @@ class NamespaceEvent(AppendOnlyModel):
         VERSION_PUBLISHED = "version_published", "New version published"
         STATUS_CHANGED = "status_changed", "Status changed"
         RECORD_CHANGED = "record_changed", "Registry record changed"
+        HOLDER_CHANGED = "holder_changed", "Holder changed"
         SYNCED = "synced", "Brought in line with IANA's registry"
         ADDED_FROM_IANA = "added_from_iana", "Registered at IANA, added from its registry"
         PROFILE_SHIPPED = "profile_shipped", "Machine-readable profile installed"

@@ -269,7 +269,11 @@ def _review_context(namespace: Namespace) -> dict:
 
     record: list[RegistrationRequest] = []
     pending: list[RegistrationRequest] = []
+    from registry.review.workflow import public_name
+
     for registration in RegistrationRequest.objects.review_record_of(namespace):
+        for decision in getattr(registration, "decisions"):  # noqa: B009 (review_record_of)
+            decision.who = public_name(decision.actor, registration)
         if registration.published_version_id:
             record.append(registration)  # .decisions: RequestEvent.objects.decisions()
         else:

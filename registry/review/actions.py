@@ -32,7 +32,12 @@ from registry.namespaces.actions import (
     version_publish,
 )
 from registry.namespaces.models import Namespace, TemplateVersion
-from registry.namespaces.template import PROFILE_FIELD, STORED_FIELDS, TEMPLATE_FIELDS
+from registry.namespaces.template import (
+    PRIVATE_FIELDS,
+    PROFILE_FIELD,
+    STORED_FIELDS,
+    TEMPLATE_FIELDS,
+)
 from registry.review import mails, workflow
 from registry.review.inbound import ParsedMail
 from registry.review.inbound import parse as parse_mail
@@ -124,6 +129,9 @@ def registration_create(*, actor: User, kind: str = Namespace.Kind.FORMAL, propo
             raise problem
         current = revises.current_version()
         start = {name: getattr(current, name) for name in STORED_FIELDS} if current else {}
+        if not workflow.gave_private_contact(current, actor):
+            # Someone else's contact for IANA (a previous holder's) never starts this one.
+            start.update(dict.fromkeys(PRIVATE_FIELDS, ""), **workflow.own_private_contact(actor))
         # The published profile is carried forward (a namespace imported without
         # template text may still have one).
         start[PROFILE_FIELD] = profile_text(revises.profile)
@@ -469,9 +477,14 @@ def _deliver_one(message_pk: int) -> Delivery:
 
 
 def _mail_event(row: OutboundMessage, comment: str) -> None:
+    """A request's timeline says what became of its mail; a notice about no request (a
+    holder change) has its state in the admin only."""
+    registration = row.registration
+    if registration is None:
+        return
     RequestEvent.objects.create(
-        registration_id=row.registration_id, actor=None, kind=RequestEvent.Kind.MAIL_FAILED,
-        from_state=row.registration.state, to_state=row.registration.state,
+        registration=registration, actor=None, kind=RequestEvent.Kind.MAIL_FAILED,
+        from_state=registration.state, to_state=registration.state,
         comment=comment[:2000])
 
 
@@ -490,10 +503,11 @@ def message_resend(*, message: OutboundMessage, actor: User) -> OutboundMessage:
     row.attempts = 0
     row.next_attempt_at = timezone.now()
     row.save()
-    RequestEvent.objects.create(
-        registration=row.registration, actor=actor, kind=RequestEvent.Kind.RESEND_MAIL,
-        from_state=row.registration.state, to_state=row.registration.state,
-        comment=f"Sent again: “{row.summary}” ({attempts} failed attempts before).")
+    if row.registration is not None:
+        RequestEvent.objects.create(
+            registration=row.registration, actor=actor, kind=RequestEvent.Kind.RESEND_MAIL,
+            from_state=row.registration.state, to_state=row.registration.state,
+            comment=f"Sent again: “{row.summary}” ({attempts} failed attempts before).")
     transaction.on_commit(partial(enqueue, row.pk), robust=True)
     return row
 
@@ -679,6 +693,7 @@ def _receive_bounce(parsed: ParsedMail, raw: bytes, source: str,
         row.state = OutboundMessage.Delivery.FAILED
         row.last_error = f"Bounced: {detail}"[:2000]
         row.save(update_fields=["state", "last_error"])
+    if failed and row.registration is not None:
         RequestEvent.objects.create(
             registration=row.registration, actor=None, kind=RequestEvent.Kind.MAIL_BOUNCED,
             from_state=row.registration.state, to_state=row.registration.state,

@@ -49,6 +49,9 @@ def _message(subject: str, template: str, context: dict, to: list[str], cc=(),
     is about; the outbox puts the request's ticket and thread subject in front."""
     if not to:
         return None
+    if context.get("recipient") and context.get("registration"):
+        context = {**context, "salutation": workflow.salutation(context["recipient"],
+                                                                context["registration"])}
     verbatim = {}
     if context.get("template_text"):
         verbatim[_VERBATIM] = context["template_text"]
@@ -75,6 +78,9 @@ def event_message(event: RequestEvent, audience: str) -> EmailMessage | None:
         "event": event,
         "move": move,
         "registration": registration,
+        "registrant_label": workflow.registrant_label(registration),
+        "salutation": workflow.salutation(registration.registrant, registration),
+        "actor_label": workflow.public_name(event.actor, registration) if event.actor else "",
         "url": site_url(registration.get_absolute_url()),
         "namespace_url": (site_url(cast(TemplateVersion, registration.published_version)
                                    .namespace.get_absolute_url())
@@ -176,6 +182,26 @@ def assignment_message(registration: RegistrationRequest, *, expert, actor,
                          "url": site_url(registration.get_absolute_url())},
         to=[expert.email] if expert.email else [],
     )
+
+
+def holder_change_messages(namespace, *, before, after, reason: str) -> list[EmailMessage]:
+    """Tell both holders of ``namespace`` that it changed hands: the one who held it
+    (they may no longer start a new version) and the one who holds it now (they may,
+    from their own contact for IANA). Each gets their own message: neither address is
+    shown to the other."""
+    messages = []
+    for person, now_holds in ((before, False), (after, True)):
+        if person is None or not person.email:
+            continue
+        message = _message(
+            f"[IANA] You {'now hold' if now_holds else 'no longer hold'} the URN namespace "
+            f"{namespace.nid}", "holder_changed.txt",
+            {"namespace": namespace, "salutation": person.salutation, "now_holds": now_holds,
+             "reason": reason, "url": site_url(namespace.get_absolute_url())},
+            to=[person.email])
+        if message is not None:
+            messages.append(message)
+    return messages
 
 
 def reminder_message(registration: RegistrationRequest,

@@ -90,9 +90,18 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
         taken = Namespace.objects.filter(nid__lower=Lower(OuterRef("proposed_nid")))
         return self.annotate(race_twins=Exists(twins), race_taken=Exists(taken))
 
+    def with_published_registrant(self):
+        """Annotate each request with the Registrant its last round publishes (read by
+        workflow.registrant_label): one query for a whole list."""
+        last_round = Round.objects.filter(registration=OuterRef("pk")).order_by("-number")
+        return self.annotate(
+            round_registrant_organisation=Subquery(
+                last_round.values("registrant_organisation")[:1]),
+            round_contact_name=Subquery(last_round.values("contact_name")[:1]))
+
     def for_lists(self):
         return (self.select_related("registrant", "revises", "assigned_expert")
-                .with_race().order_by("last_activity_at"))
+                .with_race().with_published_registrant().order_by("last_activity_at"))
 
     def dashboard_queue(self, *, assigned_to=None) -> dict[str, list[RegistrationRequest]]:
         """The experts' dashboard: open requests by state, oldest activity first."""
@@ -130,12 +139,18 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
 
         rounds = (Round.objects.filter(registration=OuterRef("registration")).order_by()
                   .values("registration").annotate(n=Count("pk")).values("n"))
+        last_round = (Round.objects.filter(registration=OuterRef("registration"))
+                      .order_by("-number"))
         decisions = (RequestEvent.objects.decisions()
                      .filter(Q(registration__published_version__namespace=namespace)
                              | Q(registration__revises=namespace,
                                  registration__state__in=states_where(open=True)))
                      .select_related("registration__published_version", "actor")
-                     .annotate(registration_round_count=Coalesce(Subquery(rounds), 0))
+                     .annotate(registration_round_count=Coalesce(Subquery(rounds), 0),
+                               registrant_organisation_published=Subquery(
+                                   last_round.values("registrant_organisation")[:1]),
+                               contact_name_published=Subquery(
+                                   last_round.values("contact_name")[:1]))
                      .order_by(F("registration__published_version__number").asc(nulls_last=True),
                                "registration_id", "created_at", "id"))
         requests: dict[int, Any] = {}  # each request gains round_count and decisions
@@ -144,6 +159,10 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
             if registration is None:
                 registration = requests[decision.registration_id] = decision.registration
                 registration.round_count = decision.registration_round_count
+                # whom workflow.registrant_label names: the last round's Registrant
+                registration.published_registrant = (
+                    decision.registrant_organisation_published,
+                    decision.contact_name_published)
                 registration.decisions = []
             registration.decisions.append(decision)
         return list(requests.values())
@@ -235,6 +254,13 @@ class RegistrationRequest(EventGuardedState, TemplateFields):
         if self.kind == Namespace.Kind.INFORMAL:
             return "urn-N (assigned at registration)"
         return self.proposed_nid or "(no NID yet)"
+
+    @property
+    def registrant_label(self) -> str:
+        """How public channels name its registrant (workflow.registrant_label)."""
+        from registry.review.workflow import registrant_label
+
+        return registrant_label(self)
 
     @property
     def is_editable(self) -> bool:
@@ -408,8 +434,9 @@ class Comment(AppendOnlyModel):
         """Who wrote it, as shown on the page (never the address of someone with
         no account: the name the mail gave, or the address's mailbox part)."""
         if self.author_id:
-            assert self.author is not None  # its id is set
-            return self.author.display_name
+            from registry.review.workflow import public_name
+
+            return public_name(self.author, self.registration)
         if self.author_name:
             return self.author_name
         return self.author_email.split("@")[0] or "unknown sender"
@@ -501,8 +528,10 @@ class OutboundMessage(models.Model):
         SENT = "sent"
         UNCERTAIN = "uncertain"
 
-    registration = models.ForeignKey(RegistrationRequest, on_delete=models.PROTECT,
-                                     related_name="outbound_messages", verbose_name="request")
+    registration = models.ForeignKey(
+        RegistrationRequest, null=True, blank=True, on_delete=models.PROTECT,
+        related_name="outbound_messages", verbose_name="request",
+        help_text="Empty: a notice about no request (a namespace's holder changed).")
     event = models.ForeignKey(RequestEvent, null=True, blank=True, on_delete=models.PROTECT,
                               related_name="+")
     comment = models.ForeignKey(Comment, null=True, blank=True, on_delete=models.PROTECT,

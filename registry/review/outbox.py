@@ -123,6 +123,24 @@ def queue_message(message: EmailMessage | None, *, registration: RegistrationReq
     return row
 
 
+def queue_notice(message: EmailMessage, *, audience: str) -> OutboundMessage | None:
+    """Store a notice about no request (a namespace's holder changed) in the outbox and
+    have it sent after commit, like the review's mail: written in the action's
+    transaction, so it is sent once that commits and never lost to a broker outage."""
+    if not (message.to or message.cc):
+        return None
+    message_id = f"<urn-notice.{secrets.token_hex(8)}@{settings.MAIL_DOMAIN}>"
+    row = OutboundMessage.objects.create(
+        audience=audience, summary=header_text(str(message.subject))[:300],
+        message_id=message_id, from_email=message.from_email or settings.DEFAULT_FROM_EMAIL,
+        to=list(message.to), cc=list(message.cc), subject=header_text(str(message.subject))[:400],
+        body=str(message.body), headers={"Message-ID": message_id,
+                                         "Auto-Submitted": "auto-generated",
+                                         "X-Auto-Response-Suppress": "All"})
+    transaction.on_commit(partial(enqueue, row.pk), robust=True)
+    return row
+
+
 def enqueue(message_pk: int) -> bool:
     """Hand the row to the worker. Never raises: with the broker unreachable the
     row stays unqueued and the periodic requeue sends it when the broker is back."""
@@ -187,11 +205,15 @@ def as_emails(row: OutboundMessage) -> list[EmailMessage]:
     base = {"subject": _subject_header(row.subject), "body": row.body,
             "from_email": return_address(row.pk), "to": row.to, "cc": row.cc,
             "headers": headers}
+    registration = row.registration
+    if registration is None:  # a notice: each its own copy, no reply address
+        return [_Copy(**base, envelope_to=[address], key=address.lower())
+                for address in recipients]
     people = {user.email.lower(): user for user in get_user_model().objects
               .filter(email__in=recipients)}
     if row.reply_to:
         listed = [a for a in recipients if a.lower() not in people
-                  or still_addressed(row.audience, people[a.lower()], row.registration)]
+                  or still_addressed(row.audience, people[a.lower()], registration)]
         return [_Copy(**base, reply_to=row.reply_to, envelope_to=listed, key="list")]
     versions = dict(ReplyKey.objects.filter(user__in=people.values())
                     .values_list("user_id", "version"))
@@ -202,9 +224,9 @@ def as_emails(row: OutboundMessage) -> list[EmailMessage]:
         if person is None:
             others.append(address)
             continue
-        if not still_addressed(row.audience, person, row.registration):
+        if not still_addressed(row.audience, person, registration):
             continue  # deactivated, or their role ended since it was written
-        reply = reply_address(registration_pk=row.registration_id, user_pk=person.pk,
+        reply = reply_address(registration_pk=registration.pk, user_pk=person.pk,
                               version=versions.get(person.pk, 0))
         copies.append(_Copy(**base, reply_to=[reply], envelope_to=[address],
                             key=address.lower()))

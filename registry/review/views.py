@@ -90,7 +90,9 @@ def new_registration(request):
         revises = Namespace.objects.by_nid(request.GET["revises"]).first()
         if revises is None:
             raise Http404("No such namespace.")
-        messages.info(request, "Use “Start a new version” on the namespace page.")
+        problem = workflow.revise_refusal(revises, request.user)
+        messages.info(request, str(problem) if problem is not None
+                      else "Use “Start a new version” on the namespace page.")
         return redirect(revises)
     if request.method == "POST" and request.POST.get("revises"):
         return _start_revision(request, request.POST["revises"])
@@ -431,6 +433,7 @@ def public_review(request):
     def build() -> dict:
         pending = (RegistrationRequest.objects.in_public_review()
                    .select_related("revises", "published_version").with_public_comments()
+                   .with_published_registrant()
                    .order_by("review_started_at"))
         return {"pending": [(r, workflow.race_of(r)) for r in pending.with_race()]}
 
