@@ -375,7 +375,7 @@ def test_the_personas_and_states_are_the_sources():
     assert set(workflow.STATES) <= set(STATES)
     world = _build()
     for role, persona in ROLE_PERSONAS.items():
-        held = {p for p in PERSONAS if role in workflow.roles_of(
+        held = {p for p in PERSONAS if role in workflow.roles_on(
             _user(world, p), world.requests[workflow.INITIAL_STATE])}
         assert held == {persona}, role
     for state in workflow.STATES:

@@ -71,7 +71,7 @@ from registry.review.workflow.roles import (
     ROLE_NAMES,
     Visitor,
     is_registrant,
-    roles_of,
+    roles_on,
     signed_in,
 )
 from registry.review.workflow.tables import (
@@ -226,7 +226,7 @@ __all__ = [
     "remember_race",
     "requests_visible_to",
     "revise_refusal",
-    "roles_of",
+    "roles_on",
     "salutation",
     "shows_nid_warnings",
     "signed_in",

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from registry.accounts.roles import EXPERT_ROLE, REGISTRANT_ROLE, STAFF_ROLE
 from registry.review.models import Comment, RegistrationRequest
 from registry.review.workflow.refusals import comment_refusal
-from registry.review.workflow.roles import is_registrant, roles_of
+from registry.review.workflow.roles import is_registrant, roles_on
 from registry.review.workflow.tables import (
     EXPERTS,
     REGISTRANT,
@@ -112,4 +112,4 @@ def still_addressed(audience: str, user: User, registration: RegistrationRequest
     if not user.is_active:
         return False
     needed = _STILL_ADDRESSED.get(audience)
-    return needed is None or bool(roles_of(user, registration) & needed)
+    return needed is None or bool(roles_on(user, registration) & needed)

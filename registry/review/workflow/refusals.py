@@ -28,7 +28,7 @@ from registry.review.workflow.roles import (
     ROLE_NAMES,
     Visitor,
     is_registrant,
-    roles_of,
+    roles_on,
     signed_in,
 )
 from registry.review.workflow.tables import (
@@ -110,7 +110,7 @@ def refusal(registration: RegistrationRequest, transition: Transition, user: Vis
             inputs: Inputs | None = None, now: dt.datetime | None = None) -> Refused | None:
     """Why ``user`` may not take ``transition`` on ``registration`` now, or None. Without
     ``inputs``, what the person would still have to type is not judged."""
-    roles = roles_of(user, registration)
+    roles = roles_on(user, registration)
     try:
         check_move(transition, state=registration.state, path=path_of(registration),
                    roles=roles)

@@ -22,7 +22,7 @@ from registry.review.models import (
     RegistrationRequest,
     RequestEvent,
 )
-from registry.review.workflow.roles import Visitor, is_registrant, roles_of, signed_in
+from registry.review.workflow.roles import Visitor, is_registrant, roles_on, signed_in
 from registry.review.workflow.tables import CLOSED_STATES, meaning_of
 
 # Timeline events not everyone reads: who may, by role (everything else is public).
@@ -86,7 +86,7 @@ def comment_audiences(registration: RegistrationRequest, user: Visitor) -> list[
     registrant (experts and staff), the experts only (experts, not on their own)."""
     if not signed_in(user) or not can_view(registration, user):
         return []
-    roles = roles_of(user, registration)
+    roles = roles_on(user, registration)
     audiences: list[str] = []
     meaning = meaning_of(registration.state)
     if not meaning.initial and (not meaning.final or roles):
@@ -100,7 +100,7 @@ def comment_audiences(registration: RegistrationRequest, user: Visitor) -> list[
 
 def hidden_events(registration: RegistrationRequest, user: Visitor) -> set[str]:
     """The kinds of timeline event ``user`` may not read on ``registration``."""
-    roles = roles_of(user, registration)
+    roles = roles_on(user, registration)
     return {name for name, readers in EVENT_READERS.items() if not roles & readers}
 
 
@@ -117,7 +117,7 @@ def closing_event(registration: RegistrationRequest,
 def can_see_mail(registration: RegistrationRequest, user: Visitor) -> bool:
     """The mail sent and received about a request (addresses, delivery errors, held
     messages) is for the designated experts and IANA staff."""
-    return bool(roles_of(user, registration) & {EXPERT_ROLE, STAFF_ROLE})
+    return bool(roles_on(user, registration) & {EXPERT_ROLE, STAFF_ROLE})
 
 
 def can_read_message(message: OutboundMessage | InboundMessage, user: Visitor) -> bool:
