@@ -69,7 +69,7 @@ class Namespace(EventGuardedState):
     registry_note = models.TextField(blank=True)
     profile = models.JSONField(
         "machine-readable profile", default=dict, blank=True,
-        help_text="The published profile (registry.urns.profiles); {} when there is none. "
+        help_text="The published profile (urn8141.profiles); {} when there is none. "
                   "Written by namespace_set_profile() and by publishing a version.",
     )
     # Search document of the current version, written by version_publish().
