@@ -13,7 +13,7 @@ insists on them when CI=true); elsewhere it runs on SQLite and the PostgreSQL-on
 tests are skipped with a printed reason. Extra arguments after ``test`` go to pytest.
 
 Dependencies are declared once, in pyproject.toml; ``lock`` compiles them with pip-tools
-into requirements.lock (what runs) and requirements-dev.lock (that and the dev extra), every
+into requirements.txt (what runs) and requirements-dev.txt (that and the dev extra), every
 package pinned with its hashes. ``start`` and ``test`` install from those files only, and
 ``test`` removes whatever the lock does not name, so the tested environment is the lock's.
 ``lock --check`` fails when pyproject.toml changed after the lock was compiled.
@@ -54,7 +54,7 @@ def run(*args, **kwargs) -> None:
 
 
 # Each lock file and the pyproject.toml extras it is compiled with.
-LOCKS = {"requirements.lock": (), "requirements-dev.lock": ("dev",)}
+LOCKS = {"requirements.txt": (), "requirements-dev.txt": ("dev",)}
 INPUTS_LINE = "# inputs sha256: "
 
 
@@ -111,8 +111,8 @@ def lock(argv: list[str]) -> int:
             print(f"{name} is stale: pyproject.toml changed since it was compiled; "
                   "run `python3 dev.py lock`.", flush=True)
         return 1 if stale else 0
-    if (ROOT / "requirements-dev.lock").exists():
-        ensure_venv("requirements-dev.lock")
+    if (ROOT / "requirements-dev.txt").exists():
+        ensure_venv("requirements-dev.txt")
     else:  # the very first lock: pip-tools from the registry, to compile the rest
         ensure_venv_exists()
         run(PYTHON, "-m", "pip", "install", "--quiet", "pip-tools")
@@ -208,7 +208,7 @@ def ensure_toolkit() -> None:
 
 
 def start(argv: list[str]) -> None:
-    ensure_venv("requirements.lock")
+    ensure_venv("requirements.txt")
     ensure_toolkit()
     address = serving_address(argv)
     env = dict(os.environ)
@@ -228,7 +228,7 @@ def start(argv: list[str]) -> None:
 
 
 def test(argv: list[str]) -> int:
-    ensure_venv("requirements-dev.lock", exact=True)
+    ensure_venv("requirements-dev.txt", exact=True)
     ensure_toolkit()
     env = dict(os.environ)
     in_ci = env.get("CI", "").lower() == "true"
