@@ -116,7 +116,8 @@ def registration_create(*, actor: User, kind: str = Namespace.Kind.FORMAL, propo
     the request the actor's form with that token made already is returned as it is, so a
     retried POST (a timeout, a double click, two at once) makes one request."""
     if form_token is not None:
-        made = RegistrationRequest.objects.made_by_form(form_token, actor).first()
+        made: RegistrationRequest | None = (
+            RegistrationRequest.objects.made_by_form(form_token, actor).first())
         if made is not None:
             return made
         try:
@@ -125,9 +126,10 @@ def registration_create(*, actor: User, kind: str = Namespace.Kind.FORMAL, propo
                                        fast_track=fast_track, values=values, revises=revises,
                                        form_token=form_token)
         except IntegrityError:  # the other post committed it first (the unique token)
-            made = RegistrationRequest.objects.made_by_form(form_token, actor).first()
-            if made is not None:
-                return made
+            first: RegistrationRequest | None = (
+                RegistrationRequest.objects.made_by_form(form_token, actor).first())
+            if first is not None:
+                return first
             # Someone else's form's token (it was never this actor's to send): a request
             # of their own, without it.
             registration = _create(actor=actor, kind=kind, proposed_nid=proposed_nid,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.conf import settings
@@ -57,7 +58,7 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
     def of(self, user):
         return self.filter(registrant=user)
 
-    def made_by_form(self, form_token, user):
+    def made_by_form(self, form_token: uuid.UUID | None, user: Any) -> RegistrationRequestQuerySet:
         """The request ``user``'s form with this token made, if it made one."""
         if form_token is None:
             return self.none()

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import schemathesis
 from django.core.cache import caches
 
 from registry.namespaces.actions import namespace_register
@@ -59,6 +60,6 @@ def test_schemathesis_finds_no_failure(live_server, transactional_db, staff, reg
         capture_output=True, text=True, timeout=600, cwd=tmp_path,
         env={**os.environ, "SCHEMATHESIS_HOOKS": ""})
     output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-12000:]
+    assert result.returncode == 0, f"Schemathesis {schemathesis.__version__}:\n{output[-12000:]}"
     assert "No issues found" in output or " 0 failures" in output or "passed" in output, (
         output[-4000:])
