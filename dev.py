@@ -17,9 +17,11 @@ tests are skipped with a printed reason. Extra arguments after ``test`` go to py
 and Redis, each with its own data and ports under var/services/ (PostgreSQL's in /tmp
 when run as root, owned by the postgres user): a PostgreSQL cluster of its own, a broker
 Redis and a cache Redis (allkeys-lru), gunicorn with gunicorn.conf.py, a Celery worker
-and beat, and an SMTP sink that writes each mail it is given to a file of
-var/services/mail/. The ports follow the web port P: PostgreSQL P+1, broker Redis
-P+2, cache Redis P+3, SMTP P+4. The demo is seeded with its tasks run in-process and
+and beat, an SMTP sink that writes each mail it is given to a file of
+var/services/mail/, and, when nginx is installed, nginx in front with
+deploy/nginx-registry.conf (exports sent by X-Accel-Redirect). The ports follow the web
+port P: PostgreSQL P+1, broker Redis P+2, cache Redis P+3, SMTP P+4, and gunicorn P+5
+behind nginx (P itself without it). The demo is seeded with its tasks run in-process and
 its mail discarded, whatever the broker. One Ctrl-C stops every process.
 
 Dependencies are declared once, in pyproject.toml; ``lock`` compiles them with pip-tools
@@ -268,6 +270,7 @@ def set_up(env: dict[str, str]) -> None:
 
 SERVICES = ROOT / "var" / "services"
 PORT_OFFSETS = {"postgresql": 1, "broker": 2, "cache": 3, "smtp": 4}
+NGINX_APP_OFFSET = 5  # gunicorn's port when nginx answers on the web port
 
 
 @dataclass
@@ -287,6 +290,7 @@ class Plan:
     processes: list[Process]
     postgres_data: Path
     postgres_user: str | None
+    root: bool = False
 
 
 def postgres_bin(name: str) -> str:
@@ -297,11 +301,61 @@ def postgres_bin(name: str) -> str:
     return found[-1] if found else (shutil.which(name) or name)
 
 
-def service_plan(address: str, *, root: bool | None = None) -> Plan:
+def nginx_binary() -> str | None:
+    # Debian's is in /usr/sbin, which a non-root PATH may not hold.
+    return shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin")
+
+
+NGINX_HOME = SERVICES / "nginx"
+NGINX_CONF = """daemon off;
+{user}worker_processes 2;
+pid {home}/nginx.pid;
+error_log {logs}/nginx-error.log;
+events {{ worker_connections 512; }}
+http {{
+    include /etc/nginx/mime.types;
+    access_log {logs}/nginx-access.log;
+    sendfile on;
+    client_body_temp_path {home}/tmp;
+    proxy_temp_path {home}/tmp;
+    fastcgi_temp_path {home}/tmp;
+    uwsgi_temp_path {home}/tmp;
+    scgi_temp_path {home}/tmp;
+    server {{
+        listen {address};
+{body}
+    }}
+}}
+"""
+
+
+def nginx_config(app_port: int, address: str, export_root: Path, *, root: bool) -> str:
+    """deploy/nginx-registry.conf as production includes it, with this stack's gunicorn
+    and EXPORT_ROOT in place of the deployment's, and the scheme the client used (plain
+    HTTP here, where production's TLS server says https)."""
+    text = (ROOT / "deploy" / "nginx-registry.conf").read_text()
+    for value, ours in (("http://urn_registry;", f"http://127.0.0.1:{app_port};"),
+                        ("/var/lib/urn-registry/exports/;", f"{export_root}/;"),
+                        ("X-Forwarded-Proto https;", "X-Forwarded-Proto $scheme;")):
+        if text.count(value) != 1:
+            raise SystemExit(f"deploy/nginx-registry.conf no longer has {value!r} once: "
+                             "update dev.py's nginx_config")
+        text = text.replace(value, ours)
+    # As root nginx's workers would drop to nobody, who may not read the exports.
+    user = "user root;\n" if root else ""
+    return NGINX_CONF.format(user=user, home=NGINX_HOME, logs=SERVICES / "logs",
+                             address=address, body=text)
+
+
+def service_plan(address: str, *, root: bool | None = None,
+                 nginx: str | None | bool = True) -> Plan:
+    """``nginx``: True finds it (in front when installed), None leaves it out."""
     host, _, port = address.rpartition(":")
     web = int(port)
     ports = {name: web + offset for name, offset in PORT_OFFSETS.items()}
     root = os.geteuid() == 0 if root is None else root
+    nginx = nginx_binary() if nginx is True else (nginx or None)
+    app = f"127.0.0.1:{web + NGINX_APP_OFFSET}" if nginx else address
     postgres_data = (Path(tempfile.gettempdir()) / f"urn-registry-services-{web}" / "postgres"
                      if root else SERVICES / "postgres")
     postgres_user = "postgres" if root else None
@@ -316,12 +370,14 @@ def service_plan(address: str, *, root: bool | None = None) -> Plan:
         "EMAIL_HOST": "127.0.0.1",
         "EMAIL_PORT": str(ports["smtp"]),
         "EXPORT_ROOT": str(SERVICES / "exports"),
-        "BIND": address,
+        "BIND": app,
         "WEB_CONCURRENCY": os.environ.get("WEB_CONCURRENCY", "3"),
         "GUNICORN_CONTROL_SOCKET": str(SERVICES / "gunicorn.ctl"),
     }
     for name in ("CELERY_TASK_ALWAYS_EAGER", "REGISTRY_ENV"):
         env.pop(name, None)
+    if nginx:  # nginx in front: its X-Forwarded-For believed, exports sent by it
+        env.update({"TRUSTED_PROXIES": "127.0.0.1", "EXPORT_ACCEL_REDIRECT": "/_exports/"})
     redis = shutil.which("redis-server") or "redis-server"
     celery = [str(PYTHON), "-m", "celery", "-A", "registry.celery"]
     processes = [
@@ -340,7 +396,11 @@ def service_plan(address: str, *, root: bool | None = None) -> Plan:
         Process("beat", [*celery, "beat", "--loglevel", "INFO",
                          "--schedule", str(SERVICES / "celerybeat-schedule")], env),
     ]
-    return Plan(address, ports, env, processes, postgres_data, postgres_user)
+    if nginx:
+        ports["gunicorn"] = web + NGINX_APP_OFFSET
+        processes.append(Process("nginx", [nginx, "-p", str(NGINX_HOME), "-c",
+                                           str(NGINX_HOME / "nginx.conf")]))
+    return Plan(address, ports, env, processes, postgres_data, postgres_user, root)
 
 
 class _SMTPSink(socketserver.StreamRequestHandler):
@@ -479,10 +539,20 @@ def run_services(address: str) -> int:
         set_up(plan.env)
         for name in ("worker", "beat", "web"):
             launch(by_name[name])
-        _wait_for(int(address.rpartition(":")[2]), "gunicorn", 60)
+        web = int(address.rpartition(":")[2])
+        _wait_for(plan.ports.get("gunicorn", web), "gunicorn", 60)
+        front = ""
+        if "nginx" in by_name:
+            (NGINX_HOME / "tmp").mkdir(parents=True, exist_ok=True)
+            (NGINX_HOME / "nginx.conf").write_text(nginx_config(
+                plan.ports["gunicorn"], address, Path(plan.env["EXPORT_ROOT"]), root=plan.root))
+            launch(by_name["nginx"])
+            _wait_for(web, "nginx")
+            front = (f"nginx :{web} in front (deploy/nginx-registry.conf) of gunicorn "
+                     f":{plan.ports['gunicorn']}, ")
         say(f"PostgreSQL :{plan.ports['postgresql']}, Redis broker :{plan.ports['broker']} and "
-            f"cache :{plan.ports['cache']}, gunicorn, a Celery worker and beat; logs in "
-            f"{SERVICES / 'logs'}")
+            f"cache :{plan.ports['cache']}, {front or 'gunicorn, '}a Celery worker and beat; "
+            f"logs in {SERVICES / 'logs'}")
         say(f"mail is written to {SERVICES / 'mail'} (an SMTP sink on :{plan.ports['smtp']})")
         say(f"serving on http://{address}/  (Ctrl-C stops it all)")
         while True:

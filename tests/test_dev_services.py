@@ -25,7 +25,7 @@ def dev():
 
 
 def test_the_plan_runs_each_part_on_its_own_port(dev):
-    plan = dev.service_plan("127.0.0.1:8341", root=False)
+    plan = dev.service_plan("127.0.0.1:8341", root=False, nginx=None)
     assert plan.ports == {"postgresql": 8342, "broker": 8343, "cache": 8344, "smtp": 8345}
     assert len({*plan.ports.values(), 8341}) == 5
     names = [process.name for process in plan.processes]
@@ -47,7 +47,7 @@ def test_the_plan_runs_each_part_on_its_own_port(dev):
 
 
 def test_as_root_postgresql_runs_as_its_own_user_outside_the_checkout(dev):
-    plan = dev.service_plan("127.0.0.1:8341", root=True)
+    plan = dev.service_plan("127.0.0.1:8341", root=True, nginx=None)
     assert plan.postgres_user == "postgres"
     assert not plan.postgres_data.is_relative_to(ROOT)
     assert plan.processes[0].user == "postgres"
@@ -56,7 +56,7 @@ def test_as_root_postgresql_runs_as_its_own_user_outside_the_checkout(dev):
 def test_the_demo_is_seeded_with_its_mail_kept_local_whatever_the_broker(dev, monkeypatch):
     from registry.review.management.commands import seed_demo
 
-    env = dev.seeding_env(dev.service_plan("127.0.0.1:8341", root=False).env)
+    env = dev.seeding_env(dev.service_plan("127.0.0.1:8341", root=False, nginx=None).env)
     assert env["CELERY_TASK_ALWAYS_EAGER"] == "true"
     assert env["EMAIL_BACKEND"] in seed_demo.LOCAL_MAIL_BACKENDS
     # What seed_demo checks, under those settings: no refusal.
@@ -64,6 +64,24 @@ def test_the_demo_is_seeded_with_its_mail_kept_local_whatever_the_broker(dev, mo
 
     with override_settings(CELERY_TASK_ALWAYS_EAGER=True, EMAIL_BACKEND=env["EMAIL_BACKEND"]):
         assert seed_demo.refusal() is None
+
+
+def test_nginx_when_installed_answers_in_front_with_the_deploy_snippet(dev):
+    plan = dev.service_plan("127.0.0.1:8341", root=False, nginx="/usr/sbin/nginx")
+    assert plan.ports["gunicorn"] == 8346 and plan.env["BIND"] == "127.0.0.1:8346"
+    assert plan.processes[-1].name == "nginx" and plan.processes[-1].argv[0] == "/usr/sbin/nginx"
+    assert plan.env["EXPORT_ACCEL_REDIRECT"] == "/_exports/"
+    assert plan.env["TRUSTED_PROXIES"] == "127.0.0.1"
+    config = dev.nginx_config(8346, "127.0.0.1:8341", Path("/x/exports"), root=False)
+    snippet = (ROOT / "deploy" / "nginx-registry.conf").read_text()
+    assert "listen 127.0.0.1:8341;" in config and "proxy_pass http://127.0.0.1:8346;" in config
+    assert "alias /x/exports/;" in config and "X-Forwarded-Proto $scheme;" in config
+    # Everything else of the production snippet, as it is.
+    for line in snippet.splitlines():
+        if not any(value in line for value in ("urn_registry;", "/var/lib/urn-registry",
+                                                "X-Forwarded-Proto")):
+            assert line in config
+    assert "user root;" in dev.nginx_config(8346, "127.0.0.1:8341", Path("/x"), root=True)
 
 
 @pytest.mark.parametrize("argv", [["--services", "8341", "extra"], ["--other"]])
