@@ -34,6 +34,10 @@ worker_class = "sync"
 timeout = 30
 graceful_timeout = 30
 keepalive = 5
+# The longest request line gunicorn reads (its largest setting; 414 past it): above the
+# API's own bound on a query string (registry/http_semantics.py, MAX_QUERY_BYTES) by more
+# than the longest API path, so a request past that bound is told why in JSON.
+limit_request_line = 8190
 # Django is imported once, in the master, and each worker is a fork of it: a worker
 # that is recycled or replaced starts in milliseconds, with the code already loaded,
 # instead of spending a second importing while its share of requests waits (the

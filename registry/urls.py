@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.contrib.staticfiles.urls import staticfiles_urlpatterns
 from django.urls import include, path
 
 from registry import health
@@ -23,6 +24,10 @@ urlpatterns = [
     path("healthz/ready", health.ready, name="healthz-ready"),
     path("favicon.ico", favicon, name="favicon"),
 ]
+# Outside production (DEBUG) the source folders' static files are served by whatever
+# serves the app, gunicorn too (dev.py start --services); production's are
+# collectstatic's, from whitenoise (settings.py). In production this adds nothing.
+urlpatterns += staticfiles_urlpatterns()
 
 handler404 = "registry.namespaces.views.handler404"
 handler500 = "registry.unavailable.server_error"

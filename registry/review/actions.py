@@ -15,6 +15,7 @@ import datetime as dt
 import logging
 import re
 import secrets
+import uuid
 from dataclasses import dataclass
 from functools import partial
 
@@ -119,9 +120,47 @@ def _clean_values(values: dict[str, str]) -> dict[str, str]:
 @transaction.atomic
 def registration_create(*, actor: User, kind: str = Namespace.Kind.FORMAL, proposed_nid: str = "",
                         fast_track: bool = False, values: dict[str, str] | None = None,
-                        revises: Namespace | None = None) -> RegistrationRequest:
+                        revises: Namespace | None = None, form_token: uuid.UUID | None = None,
+                        submit: bool = False) -> RegistrationRequest:
     """Start a draft: a new namespace, or (``revises``) the next version of one the
-    actor holds, starting from its current text."""
+    actor holds, starting from its current text.
+
+    ``submit``: submitted for review in the same transaction, so a refusal (or any
+    failure) leaves no draft behind. ``form_token``: the token of the form it comes from;
+    the request the actor's form with that token made already is returned as it is, so a
+    retried POST (a timeout, a double click, two at once) makes one request."""
+    if form_token is not None:
+        made: RegistrationRequest | None = (
+            RegistrationRequest.objects.made_by_form(form_token, actor).first())
+        if made is not None:
+            return made
+        try:
+            with transaction.atomic():  # a savepoint: the same form posted at the same time
+                registration = _create(actor=actor, kind=kind, proposed_nid=proposed_nid,
+                                       fast_track=fast_track, values=values, revises=revises,
+                                       form_token=form_token)
+        except IntegrityError:  # the other post committed it first (the unique token)
+            first: RegistrationRequest | None = (
+                RegistrationRequest.objects.made_by_form(form_token, actor).first())
+            if first is not None:
+                return first
+            # Someone else's form's token (it was never this actor's to send): a request
+            # of their own, without it.
+            registration = _create(actor=actor, kind=kind, proposed_nid=proposed_nid,
+                                   fast_track=fast_track, values=values, revises=revises)
+    else:
+        registration = _create(actor=actor, kind=kind, proposed_nid=proposed_nid,
+                               fast_track=fast_track, values=values, revises=revises)
+    if submit:
+        move = workflow.submit_transition(registration)
+        registration = registration_transition(
+            registration=registration, transition=move.name if move else "submit", actor=actor)
+    return registration
+
+
+def _create(*, actor: User, kind: str, proposed_nid: str, fast_track: bool,
+            values: dict[str, str] | None, revises: Namespace | None,
+            form_token: uuid.UUID | None = None) -> RegistrationRequest:
     if revises is not None:
         revises = Namespace.objects.select_for_update().get(pk=revises.pk)
         problem = workflow.revise_refusal(revises, actor)
@@ -143,7 +182,8 @@ def registration_create(*, actor: User, kind: str = Namespace.Kind.FORMAL, propo
         fast_track = fast_track or bool(current and current.fast_track)
     registration = RegistrationRequest.objects.create(
         registrant=actor, kind=kind, proposed_nid=proposed_nid if kind == "formal" else "",
-        fast_track=fast_track, revises=revises, **_clean_values(values or {}),
+        fast_track=fast_track, revises=revises, form_token=form_token,
+        **_clean_values(values or {}),
     )
     RequestEvent.objects.create(registration=registration, actor=actor,
                                 kind=RequestEvent.Kind.CREATE,

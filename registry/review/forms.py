@@ -50,6 +50,9 @@ class RequestForm(TextPolicyForm, forms.ModelForm):
     fields that submission needs required; a draft saves with anything filled."""
 
     edit_version = forms.IntegerField(widget=forms.HiddenInput)
+    # A new request's form: a token new at each render (views.new_registration), so the
+    # same form posted twice makes one request (actions.registration_create).
+    form_token = forms.UUIDField(required=False, widget=forms.HiddenInput)
     proposed_nid = forms.CharField(
         label="Proposed NID", required=False, max_length=NID_INPUT_MAX,
         help_text=(
@@ -107,6 +110,8 @@ class RequestForm(TextPolicyForm, forms.ModelForm):
             del self.fields["revision_information"]  # a first version revises nothing
         self.helper = FormHelper()
         self.helper.form_tag = False
+        if self.instance.pk:
+            del self.fields["form_token"]  # an existing request is guarded by edit_version
         self.helper.layout = self._layout(revision)
 
     def _layout(self, revision: bool) -> Layout:
@@ -130,7 +135,8 @@ class RequestForm(TextPolicyForm, forms.ModelForm):
             if section is SECTIONS[0]:
                 body.append(Fieldset(PRIVATE_SECTION.title, *PRIVATE_SECTION.fields))
         body.append(Fieldset("Machine-readable profile (optional)", PROFILE_FIELD))
-        return Layout(*head, *body, "edit_version")
+        tail = ["form_token"] if "form_token" in self.fields else []
+        return Layout(*head, *body, "edit_version", *tail)
 
     def _profile_nid(self) -> str | None:
         """The NID the profile's examples must use (None while it is not known)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.conf import settings
@@ -56,6 +57,12 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
 
     def of(self, user):
         return self.filter(registrant=user)
+
+    def made_by_form(self, form_token: uuid.UUID | None, user: Any) -> RegistrationRequestQuerySet:
+        """The request ``user``'s form with this token made, if it made one."""
+        if form_token is None:
+            return self.none()
+        return self.filter(form_token=form_token, registrant=user)
 
     def conflicting_with(self, registration: RegistrationRequest):
         """Other open requests proposing the same NID as ``registration`` (section 6.2 asks
@@ -213,6 +220,10 @@ class RegistrationRequest(EventGuardedState, TemplateFields):
     assigned_expert = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
                                         on_delete=models.SET_NULL, related_name="assigned_requests")
     edit_version = models.PositiveIntegerField(default=0, editable=False)
+    # The token of the form that created it (a hidden field, new at each render of a new
+    # form): the same form posted again (a retry, a double click) finds this request
+    # instead of making a second (actions.registration_create).
+    form_token = models.UUIDField(null=True, blank=True, unique=True, editable=False)
     published_version = models.ForeignKey("namespaces.TemplateVersion", null=True, blank=True,
                                           on_delete=models.PROTECT, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)

@@ -4,6 +4,7 @@ every "may this person see or do this?" is asked of the workflow package."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -107,7 +108,7 @@ def new_registration(request):
 
 
 def _new_initial(user) -> dict[str, Any]:
-    return {"edit_version": 0, "kind": Namespace.Kind.FORMAL,
+    return {"edit_version": 0, "kind": Namespace.Kind.FORMAL, "form_token": uuid.uuid4(),
             "registrant_organisation": user.organisation,
             # The account's own name and address are for IANA; what is published
             # (a role address is suggested) the registrant chooses.
@@ -232,8 +233,29 @@ def _form_warnings(registration: RegistrationRequest | None,
                         registration_id=registration.pk if registration else None)
 
 
+def _form_token(request) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(request.POST.get("form_token", ""))
+    except ValueError:
+        return None
+
+
+def _made_by_this_form(request) -> HttpResponse | None:
+    """The same new form posted again (a retry after a timeout, a double click): where
+    the first post went, to the request it made, making nothing."""
+    made = RegistrationRequest.objects.made_by_form(_form_token(request), request.user).first()
+    if made is None:
+        return None
+    messages.info(request, "This form was sent already; this is the request it made.")
+    if made.state == State.DRAFT:
+        return redirect("review:edit", pk=made.pk)
+    return redirect(made)
+
+
 def _save(request, registration: RegistrationRequest | None):
     submitting = "submit" in request.POST
+    if registration is None and (replayed := _made_by_this_form(request)) is not None:
+        return replayed
     form = RequestForm(request.POST, instance=registration, submitting=submitting,
                        revision=bool(registration and registration.is_revision),
                        registrant=request.user)
@@ -251,11 +273,15 @@ def _save(request, registration: RegistrationRequest | None):
     values = {name: data[name] for name in TEMPLATE_FIELDS if name in data}
     move = None
     try:
-        if registration is None:
+        if registration is None:  # created and submitted in one transaction
             registration = actions.registration_create(
                 actor=request.user, kind=data["kind"], proposed_nid=data["proposed_nid"],
-                fast_track=data["fast_track"], values=values,
+                fast_track=data["fast_track"], values=values, form_token=data["form_token"],
+                submit=submitting,
             )
+            if submitting:
+                move = workflow.TRANSITIONS["submit"]
+                submitting = False
         else:
             registration = actions.registration_update(
                 registration=registration, actor=request.user, edit_version=data["edit_version"],
@@ -270,8 +296,8 @@ def _save(request, registration: RegistrationRequest | None):
                                             actor=request.user)
     except workflow.Refused as exc:
         form.add_error(exc.field if exc.field in form.fields else None, str(exc))
-        if registration is not None and registration.pk:
-            registration.refresh_from_db()
+        if registration is not None and registration.pk:  # an existing one (a new one's
+            registration.refresh_from_db()  # refusal left none: the form is new again)
         return render(request, "review/request_form.html",
                       _form_context(registration, form), status=exc.status)
     if move is not None:

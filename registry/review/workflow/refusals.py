@@ -220,8 +220,13 @@ def available(registration: RegistrationRequest, user: Visitor) -> list[Transiti
 
 
 def page_transitions(registration: RegistrationRequest, user: Visitor) -> list[Transition]:
-    """The buttons of the request page: submission happens from the request form."""
-    return [t for t in available(registration, user) if not t.creates_round]
+    """The buttons of the request page: every transition the person may take now, the
+    draft's "Submit for public review" too (the request form has it as well) once its
+    template is ready; until then the form, which marks what is missing, submits it."""
+    moves = available(registration, user)
+    if any(t.creates_round for t in moves) and submission_problems(registration):
+        moves = [t for t in moves if not t.creates_round]
+    return moves
 
 
 def submit_transition(registration: RegistrationRequest) -> Transition | None:
