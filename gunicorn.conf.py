@@ -34,10 +34,15 @@ worker_class = "sync"
 timeout = 30
 graceful_timeout = 30
 keepalive = 5
+# The longest request line gunicorn reads (its largest setting; 414 past it): above the
+# API's own bound on a query string (registry/http_semantics.py, MAX_QUERY_BYTES) by more
+# than the longest API path, so a request past that bound is told why in JSON.
+limit_request_line = 8190
 # Django is imported once, in the master, and each worker is a fork of it: a worker
 # that is recycled or replaced starts in milliseconds, with the code already loaded,
 # instead of spending a second importing while its share of requests waits (the
-# spikes in p99 under load). Connections (PostgreSQL, Redis) open lazily, per worker.
+# spikes in p99 under load). Connections (PostgreSQL, Redis) open lazily, per worker:
+# registry/wsgi.py closes the one the app's loading opened before any fork.
 preload_app = True
 # Recycle workers now and then, staggered, so no slow leak accumulates (a worker
 # serves up to 1,000 requests a second under load: at most every quarter of an hour).
@@ -59,14 +64,6 @@ else:
 # TRUSTED_PROXIES ("unix" is not one: gunicorn believes a peer on a Unix socket anyway).
 forwarded_allow_ips = (os.environ.get("FORWARDED_ALLOW_IPS") or ",".join(
     entry for entry in _trusted if entry.lower() != "unix") or "127.0.0.1")
-
-
-def when_ready(server):
-    """In the master, after the app is loaded and before any worker forks: compile the
-    templates and URL patterns once, so every worker starts with them (registry/warmup.py)."""
-    from registry.warmup import warm
-
-    server.log.info("warmed %d templates", len(warm()))
 
 
 # Workers die with their master. A sync worker under load goes from one request to the

@@ -41,6 +41,7 @@ from bench.load import (  # noqa: E402 - the path above first
     first_answers,
     free_port,
     production_env,
+    start_cache_redis,
 )
 
 EXPORTS = ("/registry.xml", "/registry.csv", "/urn-namespaces-1.csv")
@@ -76,7 +77,8 @@ def main() -> None:
     scratch = Path(tempfile.mkdtemp(prefix="bench-exports-"))
     redis_port = free_port()
     redis_url = f"redis://127.0.0.1:{redis_port}/0"
-    env = production_env("exports", args.database, scratch, redis_url)
+    cache_url, cache_server = start_cache_redis()  # the public cache's own, as production's
+    env = production_env("exports", args.database, scratch, redis_url, cache_url)
     processes: list[subprocess.Popen] = []
     try:
         processes.append(subprocess.Popen(
@@ -133,6 +135,8 @@ def main() -> None:
                 process.wait(timeout=20)
             except (ProcessLookupError, subprocess.TimeoutExpired):
                 pass
+        cache_server.terminate()
+        cache_server.wait(timeout=20)
         shutil.rmtree(scratch, ignore_errors=True)
 
 

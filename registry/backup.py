@@ -3,9 +3,14 @@
 ``write_backup`` serialises, in one consistent snapshot (a repeatable-read transaction
 on PostgreSQL), every row that makes the registry: the namespaces, their versions and
 events, the informal-number counter, the requests with their rounds, events and
-comments, the mail sent and received about them, and the accounts (roles, verified
-addresses) they point at. Password hashes are left out unless asked for; an account
-restored without one cannot log in until its owner resets the password.
+comments, the mail sent and received about them (the quarantined messages staff placed
+by hand too), the accounts (roles, verified addresses, their history, the version of
+their reply addresses, so a revoked reply address stays revoked) and the registry's
+last change made here (the ``<updated>`` of registry.xml). Every model of every app is
+either in ``MODELS`` or in ``DERIVED`` with the reason it need not be kept
+(tests/test_backup.py fails on one in neither). Password hashes are left out unless
+asked for; an account restored without one cannot log in until its owner resets the
+password.
 
 ``restore_backup`` loads such a file into an empty, migrated database. It inserts
 every row with its original primary key and never updates or deletes one, so the
@@ -28,13 +33,18 @@ from django.core import serializers
 from django.core.management.color import no_style
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection, transaction
-from django.db.models import Model
+from django.db.models import Max, Model
+
+from registry.namespaces.actions import registry_changed
+from registry.namespaces.models import NamespaceEvent, RegistryGeneration
+from registry.namespaces.querysets import NamespaceEventQuerySet
 
 if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
 
 FORMAT = "urn-registry-backup"
-VERSION = 1
+VERSION = 2  # 2: account history, reply keys, placements, the registry's change date
+READABLE_VERSIONS = (1, 2)
 # Order matters only for natural keys (users by address, groups by name): the
 # registry's own foreign keys are ids, checked at commit.
 MODELS = (
@@ -42,7 +52,10 @@ MODELS = (
     "accounts.user",
     "accounts.user_groups",  # roles: the link rows themselves, ids and all
     "accounts.user_user_permissions",
+    "accounts.accountevent",
     "account.emailaddress",
+    "account.emailconfirmation",
+    "admin.logentry",
     "namespaces.namespace",
     "namespaces.informalnumbercounter",
     "namespaces.templateversion",
@@ -56,7 +69,24 @@ MODELS = (
     "review.comment",
     "review.outboundmessage",
     "review.inboundmessage",
+    "review.inboundplacement",
+    "review.replykey",
 )
+# The models a backup leaves out, each with why: what makes them again after a restore.
+DERIVED: dict[str, str] = {
+    "contenttypes.contenttype": "written by migrate",
+    "auth.permission": "written by migrate",
+    "auth.group_permissions": "the roles' permissions, written by migrate "
+                              "(registry.accounts.roles.GROUP_PERMISSIONS)",
+    "sessions.session": "sign-ins: people sign in again (and a session is a secret)",
+    "namespaces.registrygeneration": "the public cache's generation, new per database; "
+                                     "the registry's change date it carries is kept in "
+                                     "the backup's registry_changed_at",
+    "namespaces.exportgeneration": "built again from the rows (manage.py build_exports)",
+    "namespaces.exportchunk": "built again from the rows (manage.py build_exports)",
+    "accounts.accountmail": "sign-up and password mail waiting to be sent: each carries a "
+                            "one-time link (a secret), and the person asks again",
+}
 # Rows that a migration creates in every new database: matched on restore.
 SEEDED = {"auth.group", "namespaces.informalnumbercounter"}
 
@@ -107,10 +137,14 @@ def write_backup(path: Path, *, with_passwords: bool = False) -> dict[str, int]:
                         row["fields"].pop("password", None)
             counts[_label(model)] = len(rows)
             objects.extend(rows)
+        changed_at = (RegistryGeneration.objects.filter(pk=1)
+                      .values_list("real_change_at", flat=True).first())
     document = {
         "format": FORMAT, "version": VERSION,
         "created_at": dt.datetime.now(dt.UTC).isoformat(),
-        "with_passwords": with_passwords, "counts": counts, "objects": objects,
+        "with_passwords": with_passwords, "counts": counts,
+        "registry_changed_at": changed_at.isoformat() if changed_at else None,
+        "objects": objects,
     }
     path.write_text(json.dumps(document, cls=_ExactEncoder, ensure_ascii=False, indent=0),
                     encoding="utf-8")
@@ -124,9 +158,15 @@ def _read(path: Path) -> dict[str, Any]:
         raise BackupError(f"{path} is not a registry backup: {exc}") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise BackupError(f"{path} is not a registry backup (no {FORMAT!r} header).")
-    if document.get("version") != VERSION:
+    if document.get("version") not in READABLE_VERSIONS:
         raise BackupError(f"{path} is backup format version {document.get('version')!r}; "
-                          f"this registry reads version {VERSION}.")
+                          f"this registry reads versions {READABLE_VERSIONS}.")
+    changed_at = document.get("registry_changed_at")
+    try:
+        document["registry_changed_at"] = (dt.datetime.fromisoformat(changed_at)
+                                           if changed_at else None)
+    except (TypeError, ValueError):
+        raise BackupError(f"{path}: registry_changed_at {changed_at!r} is no time.") from None
     unknown = {o.get("model") for o in document.get("objects", [])} - set(MODELS)
     if unknown:
         raise BackupError(f"{path} holds rows of unknown models: {sorted(unknown)}.")
@@ -172,4 +212,11 @@ def restore_backup(path: Path) -> dict[str, int]:
         with connection.cursor() as cursor:
             for sql in connection.ops.sequence_reset_sql(no_style(), _models()):
                 cursor.execute(sql)
+        # A new generation for the restored rows, dated by the registry's own last change
+        # (a version 1 backup did not keep it: its newest event made here says it).
+        changed_at = document["registry_changed_at"]
+        if changed_at is None and document["version"] == 1:
+            changed_at = (NamespaceEvent.objects.exclude(kind__in=NamespaceEventQuerySet.MIRRORED)
+                          .aggregate(newest=Max("created_at"))["newest"])
+        registry_changed(real_change_at=changed_at)
     return counts

@@ -8,6 +8,7 @@ the documented default is used instead. Nothing here holds a usable secret.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -22,6 +23,24 @@ if ENVIRONMENT not in {"development", "production"}:
 IS_PRODUCTION = ENVIRONMENT == "production"
 
 _MISSING = object()
+
+# Where ``dev.py start`` writes the address it serves (its SITE_URL), in the checkout.
+DEV_SITE_URL_FILE = ".dev-site-url"
+
+
+def development_site_url(path: Path, default: str) -> str:
+    """SITE_URL's default in development: the address ``dev.py start`` last served this
+    checkout on (it writes ``path``), so that a command run beside the server (``manage.py
+    remind_idle_requests``) links to where the server answers, not to port 8000. Never
+    in production (SITE_URL is required there) nor in a test run (pytest sets
+    PYTEST_VERSION), whose links are ``default`` whatever server runs beside it."""
+    if IS_PRODUCTION or os.environ.get("PYTEST_VERSION"):
+        return default
+    try:
+        recorded = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return default
+    return recorded or default
 
 
 def env_str(name: str, default: str | object = _MISSING, *, required_in_production=False) -> str:

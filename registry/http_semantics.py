@@ -12,6 +12,12 @@
   or 500 handler, the rate limit), leaves as JSON ``{"error": "..."}``.
 - A query parameter a page does not know (query_params.BadParameter) is a 400 that
   names it: JSON under ``/api/``, the site's 400 page elsewhere; never cached.
+- Under ``/api/`` the query parameters of an operation are the ones the OpenAPI
+  document declares: a name it does not declare, or one that is not repeatable
+  (an array) given twice, is a 400 naming them, so a tool author's typo is seen; a
+  query string longer than ``MAX_QUERY_BYTES`` is a 414 (JSON) before any view reads
+  it, short enough that gunicorn (``limit_request_line``) lets every such request
+  through to say so.
 
 Content negotiation, for every answer that has a gzip form (the cached pages and
 documents, registry/namespaces/public_cache.py, and the export files): one function,
@@ -49,6 +55,12 @@ _ALIASES = {"x-gzip": GZIP}
 UNLISTED_IDENTITY = 0.0005  # section 8.4.1.3: a recipient SHOULD treat them as gzip
 _ENTITY_TAG = re.compile(r'(?:W/)?("[\x21\x23-\x7e\x80-\xff]*")')
 API_PREFIX = "/api/"
+# The longest query string the API reads (a 414 past it). gunicorn.conf.py's
+# limit_request_line is above it by more than the longest API path, so such a request
+# reaches the application to be told; each GET parameter's bounds in openapi.py keep
+# a request within it (tests/namespaces/test_api_limits.py).
+MAX_QUERY_BYTES = 8000
+SHOWN_NAME_CHARS = 40
 _ROUTE_ARGUMENT = re.compile(r"<(?:\w+:)?(\w+)>")
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _JSON = re.compile(r"application/(?:[\w.+-]+\+)?json\b")
@@ -71,6 +83,41 @@ def api_methods() -> dict[str, tuple[str, ...]]:
             declared.append("HEAD")
         methods[path] = tuple(sorted(declared))
     return methods
+
+
+@functools.cache
+def api_query_parameters() -> dict[tuple[str, str], dict[str, bool]]:
+    """Each API operation (path template, method) with the query parameters the OpenAPI
+    document declares for it, each with whether it is repeatable (an array)."""
+    from registry.namespaces.openapi import openapi_document
+
+    declared: dict[tuple[str, str], dict[str, bool]] = {}
+    for path, operations in openapi_document("")["paths"].items():
+        for method, operation in operations.items():
+            if method not in HTTP_METHODS:
+                continue
+            declared[(path, method.upper())] = {
+                parameter["name"]: parameter["schema"].get("type") == "array"
+                for parameter in operation.get("parameters", ()) if parameter["in"] == "query"}
+    return declared
+
+
+def undeclared_parameters(request: HttpRequest, template: str) -> BadParameter | None:
+    """The refusal of a query naming a parameter the operation does not declare, or
+    a parameter that is not repeatable more than once; None when the query is right."""
+    declared = api_query_parameters().get((template, request.method or "GET"))
+    if declared is None:
+        return None
+    unknown = [name for name in request.GET if name not in declared]
+    repeated = [name for name in request.GET if name in declared and not declared[name]
+                and len(request.GET.getlist(name)) > 1]
+    if unknown:
+        takes = f"it takes {', '.join(declared)}" if declared else "it takes none"
+        return BadParameter(", ".join(name[:SHOWN_NAME_CHARS] for name in unknown),
+                            f"not a parameter of {template}; {takes}")
+    if repeated:
+        return BadParameter(", ".join(repeated), "given more than once; give it once")
+    return None
 
 
 def path_template(route: str) -> str:
@@ -124,6 +171,10 @@ class HttpSemanticsMiddleware:
     def _answer(self, request: HttpRequest) -> HttpResponseBase:
         if not is_api(request):
             return self.get_response(request)
+        if len(request.META.get("QUERY_STRING", "")) > MAX_QUERY_BYTES:
+            return json_error(414, f"the query string is longer than {MAX_QUERY_BYTES} "
+                                   f"bytes; send a long list of URNs in a POST body to "
+                                   f"/api/check")
         if _declared_length(request) > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
             return json_error(413, f"the body is larger than "
                                    f"{settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes")
@@ -139,9 +190,11 @@ class HttpSemanticsMiddleware:
         match = request.resolver_match
         if not is_api(request) or match is None:
             return None
-        allowed = api_methods().get(path_template(match.route))
+        template = path_template(match.route)
+        allowed = api_methods().get(template)
         if allowed is None or request.method in allowed:
-            return None
+            refused = undeclared_parameters(request, template)
+            return bad_parameter(request, refused) if refused else None
         response = json_error(405, f"{request.method} is not allowed here; "
                                    f"use {', '.join(allowed)}")
         response["Allow"] = ", ".join(allowed)

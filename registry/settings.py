@@ -17,7 +17,15 @@ from urllib.parse import urlsplit
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from registry.env import IS_PRODUCTION, env_bool, env_int, env_list, env_str
+from registry.env import (
+    DEV_SITE_URL_FILE,
+    IS_PRODUCTION,
+    development_site_url,
+    env_bool,
+    env_int,
+    env_list,
+    env_str,
+)
 from registry.proxies import UNIX_SOCKET, parse_networks
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -123,9 +131,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
 IS_POSTGRES = DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
 if IS_POSTGRES:
-    # Django's, with the health check made only after a second of idleness instead of
-    # before every request (registry/postgresql/base.py).
-    DATABASES["default"]["ENGINE"] = "registry.postgresql"
     # An unreachable server is a 503 within seconds, not a request hung until gunicorn's
     # timeout (registry/unavailable.py); ?connect_timeout= in DATABASE_URL overrides it.
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 3)
@@ -277,6 +282,11 @@ SERVER_EMAIL = DEFAULT_FROM_EMAIL
 MAIL_DOMAIN = env_str("MAIL_DOMAIN", parseaddr(DEFAULT_FROM_EMAIL)[1].rpartition("@")[2]
                       or "localhost")
 MAIL_MAX_ATTEMPTS = env_int("MAIL_MAX_ATTEMPTS", 12)
+# Seconds each step of an SMTP conversation may wait for the server (Django's default,
+# none, lets a stalled relay hold a worker for ever). A copy whose sender has not moved
+# on within MAIL_SENDING_LEASE counts as abandoned: its worker died (outbox.py).
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 30)
+MAIL_SENDING_LEASE = env_int("MAIL_SENDING_LEASE", 4 * EMAIL_TIMEOUT)
 # The domain of the addresses mail comes back to, each with an HMAC: per-person reply
 # addresses (reply+...@) and per-message return paths (VERP, bounce+...@). The MTA
 # delivers both to receive_mail (registry/review/mailaddress.py).
@@ -312,7 +322,9 @@ REVIEW_MIN_DAYS = env_int("REVIEW_MIN_DAYS", 14)
 REVIEW_IDLE_REMINDER_DAYS = env_int("REVIEW_IDLE_REMINDER_DAYS", 7)
 # The registry's public address: every absolute link (mail, allauth's verification and
 # password-reset links, feeds, exports) is built from it, never from a request's Host.
-SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000", required_in_production=True)
+SITE_URL = env_str("SITE_URL", development_site_url(BASE_DIR / DEV_SITE_URL_FILE,
+                                                     "http://127.0.0.1:8000"),
+                   required_in_production=True)
 _site = urlsplit(SITE_URL)
 if _site.scheme not in ("http", "https") or not _site.hostname or _site.path not in ("", "/"):
     raise ImproperlyConfigured(f"SITE_URL must be like https://registry.example.org, "

@@ -77,9 +77,11 @@ def django_db_setup(django_db_setup, django_db_blocker):
 def _fresh_public_cache():
     """Each test starts with an empty page cache: a test's rolled-back writes leave
     the registry generation where it was, so an entry from an earlier test could
-    otherwise match."""
+    otherwise match. The same holds for the process's confusion index, which is
+    keyed by that generation."""
     from django.core.cache import caches
 
+    from registry.namespaces import advice
     from registry.namespaces.public_cache import free_text_store, local_store
 
     for alias in ("default", "public"):
@@ -87,6 +89,7 @@ def _fresh_public_cache():
             caches[alias].clear()  # never a shared Redis: other runs use it
     local_store.clear()
     free_text_store.clear()
+    advice.forget_index()
     yield
 
 

@@ -2,6 +2,7 @@
 
 import json
 import os
+import runpy
 import subprocess
 import sys
 
@@ -46,6 +47,35 @@ def test_production_serves_hashed_compressed_static_files(tmp_path):
     assert served["url"].startswith("/static/vendor/bootstrap/bootstrap.min.")  # hashed name
     assert "immutable" in served["cache"] and "max-age=315360000" in served["cache"]
     assert served["encoding"] == "gzip" and served["zipped"] < served["plain"] / 3
+
+
+LOAD_APP = """
+from django.db import connections
+from django.db.backends.signals import connection_created
+opened = []
+connection_created.connect(lambda sender, connection, **kwargs: opened.append(connection.alias),
+                          weak=False)
+import registry.wsgi
+print(len(opened), [c.alias for c in connections.all() if c.connection is not None])
+"""
+
+
+def test_loading_the_app_leaves_no_database_connection_for_the_workers_to_share(tmp_path):
+    """gunicorn loads the app in its master (preload_app) and forks the workers from it:
+    a connection the loading opened (the demo guard reads the accounts) would be one socket
+    shared by every worker. Loading closes what it opened."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DATABASE_URL", "SECRET_KEY", "REGISTRY_ENV", "DEBUG")}
+    env.update(PRODUCTION, STATIC_ROOT=str(tmp_path / "static"),
+               DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+               DJANGO_SETTINGS_MODULE="registry.settings")
+    result = subprocess.run([sys.executable, "-c", LOAD_APP], cwd=settings.BASE_DIR,
+                            env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    opened, still_open = result.stdout.split(maxsplit=1)
+    assert int(opened) >= 1  # the guard did read the database while loading
+    assert still_open.strip() == "[]"
+    assert runpy.run_path(str(settings.BASE_DIR / "gunicorn.conf.py"))["preload_app"] is True
 
 
 def test_gunicorn_config_loads():

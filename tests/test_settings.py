@@ -144,3 +144,26 @@ def test_a_trusted_proxy_that_is_not_an_address_is_refused():
     result = manage("check", env={**PRODUCTION, "TRUSTED_PROXIES": "127.0.0.1,proxy.local"})
     assert result.returncode != 0
     assert "'proxy.local' is not an IP address or network" in result.stderr
+
+
+def test_a_command_links_where_dev_py_start_serves_not_to_port_8000(tmp_path):
+    """``dev.py start 8331`` records its address; a command run beside it (a separate
+    process, without SITE_URL in its environment) reads SITE_URL's default from there."""
+    import dev
+    from registry import env as registry_env
+
+    assert dev.DEV_SITE_URL_FILE == registry_env.DEV_SITE_URL_FILE  # one file, both sides
+    recorded = tmp_path / registry_env.DEV_SITE_URL_FILE
+    recorded.write_text("http://127.0.0.1:8331\n")
+    clean = {k: v for k, v in os.environ.items()
+             if k not in ("SITE_URL", "PYTEST_VERSION", "REGISTRY_ENV")}
+    code = ("import sys; from pathlib import Path; from registry.env import development_site_url"
+            " as read; print(read(Path(sys.argv[1]), 'http://127.0.0.1:8000'),"
+            " read(Path(sys.argv[2]), 'http://127.0.0.1:8000'))")
+    result = subprocess.run([sys.executable, "-c", code, str(recorded), str(tmp_path / "none")],
+                            cwd=settings.BASE_DIR, env=clean, capture_output=True, text=True)
+    assert result.stdout.split() == ["http://127.0.0.1:8331", "http://127.0.0.1:8000"], \
+        result.stderr
+    # A test run's links stay on the documented default whatever server runs beside it.
+    assert registry_env.development_site_url(recorded, "http://127.0.0.1:8000") \
+        == "http://127.0.0.1:8000"

@@ -7,6 +7,7 @@ import sys
 
 import pytest
 import redis
+from django.conf import settings
 from django.contrib.auth import SESSION_KEY
 from django.core import mail
 from django.db import OperationalError
@@ -224,3 +225,18 @@ def test_an_unreachable_database_is_given_up_within_seconds(url, timeout):
     result = subprocess.run([sys.executable, "-c", DATABASE_OPTIONS], cwd=settings.BASE_DIR,
                             env=env, capture_output=True, text=True, check=True)
     assert json.loads(result.stdout.strip().splitlines()[-1])["connect_timeout"] == timeout
+
+
+@pytest.mark.parametrize("name", sorted(
+    path.name for path in (settings.BASE_DIR / "templates").glob("[0-9][0-9][0-9]*.html")
+    if "{% extends" not in path.read_text()))
+def test_a_standalone_error_page_has_the_landmarks_of_every_page(name):
+    """The error pages that cannot lean on base.html (it needs the database and the
+    cache they are shown without) still have one main landmark, one heading and a
+    viewport, as axe asks of every page."""
+    from django.template import loader
+
+    doc = page(loader.render_to_string(name, {"retry_after": 5}))
+    assert len(doc.xpath("//main")) == 1
+    assert len(texts(doc, "//main//h1")) == 1
+    assert doc.xpath("//meta[@name='viewport']")

@@ -102,6 +102,8 @@ def user_update_profile(*, user: User, changes: dict[str, Any], reason: str,
         setattr(user, name, value)
     user.save(update_fields=list(diff))
     _record(user, actor, AccountEvent.Kind.PROFILE_CHANGED, reason, changes=diff)
+    if diff.get("is_active") == [True, False]:
+        _withdraw(user, "was deactivated", actor)
     return user
 
 
@@ -167,7 +169,8 @@ def role_grant(*, user: User, role: str, reason: str, actor: User | None) -> Use
 
 @transaction.atomic
 def role_revoke(*, user: User, role: str, reason: str, actor: User | None) -> User:
-    """End a role. Leaving IANA staff also ends access to the admin (but for superusers)."""
+    """End a role. Leaving IANA staff also ends access to the admin (but for superusers).
+    Their assignments, unsent mail and reply addresses end with it (``_withdraw``)."""
     _check_actor(actor, "accounts.grant_role")
     reason = _reason(reason)
     group = _group(role)
@@ -182,7 +185,16 @@ def role_revoke(*, user: User, role: str, reason: str, actor: User | None) -> Us
         user.save(update_fields=["is_staff"])
     _record(user, actor, AccountEvent.Kind.ROLE_REVOKED, reason, role=role)
     forget_roles(user)
+    _withdraw(user, f"is no longer {role}", actor)
     return user
+
+
+def _withdraw(user: User, why: str, actor: User | None) -> None:
+    """What a person held because of a role or an active account ends with it: their
+    assignments, the mail not yet sent to them, their reply addresses."""
+    from registry.review.actions import person_withdraw
+
+    person_withdraw(user=user, why=why, actor=actor)
 
 
 @transaction.atomic

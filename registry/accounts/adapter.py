@@ -20,6 +20,7 @@ from django.shortcuts import resolve_url
 from django.urls import reverse
 
 from registry.accounts import throttle
+from registry.accounts.mail import account_mail_queue
 from registry.accounts.roles import home_url_name
 from registry.proxies import client_key
 
@@ -123,7 +124,9 @@ class RegistryAccountAdapter(DefaultAccountAdapter):
             **{name: site_link(reverse(url_name))
                for name, url_name in REQUEST_BUILT_LINKS.get(template_prefix, {}).items()},
         })
-        message.send()
+        # Written to the outbox and sent by the worker after commit: a slow or stalled
+        # SMTP relay never holds this request (registry/accounts/mail.py).
+        account_mail_queue(message, template=template_prefix)
 
 
 def user_display(user: Any) -> str:

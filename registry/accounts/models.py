@@ -6,6 +6,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser, UserManager
 from django.db import models
+from django.utils import timezone
 
 from registry.history import AppendOnlyModel, EventGuardedQuerySet, EventGuardedState
 
@@ -166,3 +167,40 @@ class AccountEvent(AppendOnlyModel):
         if self.changes:
             return f"{self.get_kind_display()}: {', '.join(sorted(self.changes))}"
         return self.get_kind_display()
+
+
+class AccountMail(models.Model):
+    """A message of allauth's (address confirmation, password reset, "you already have
+    an account"), kept until the worker has sent it: the request that causes it only
+    writes this row, so a slow or stalled SMTP relay never holds a web worker
+    (``accounts/mail.py``). It carries a one-time link, so its text is erased once it is
+    sent, or given up; it is never backed up (it is transient)."""
+
+    class Delivery(models.TextChoices):
+        PENDING = "pending", "Waiting to be sent"
+        SENDING = "sending", "Being sent"
+        SENT = "sent", "Sent"
+        FAILED = "failed", "Failed"
+
+    template = models.CharField(max_length=100, help_text="allauth's mail template.")
+    message_id = models.CharField("Message-ID", max_length=255, unique=True)
+    from_email = models.CharField(max_length=400)
+    to = models.CharField(max_length=320)
+    subject = models.CharField(max_length=400)
+    body = models.TextField(blank=True)
+    html = models.TextField(blank=True)
+    state = models.CharField(max_length=8, choices=Delivery.choices, default=Delivery.PENDING,
+                             db_index=True)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    next_attempt_at = models.DateTimeField(default=timezone.now, db_index=True)
+    queued_at = models.DateTimeField(null=True, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.template} to {self.to} ({self.get_state_display().lower()})"

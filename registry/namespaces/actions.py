@@ -442,16 +442,52 @@ def namespace_update_record(*, namespace: Namespace, changes: dict[str, object],
         return namespace
     if not reason.strip():
         raise RecordInvalid("reason", "Give a reason; it is kept in the namespace's history.")
+    kind = NamespaceEvent.Kind.RECORD_CHANGED
+    if "holder" in diff:
+        kind = NamespaceEvent.Kind.HOLDER_CHANGED
+        if "references" not in changes:  # staff who give references decide them
+            references = _references_naming(namespace.references, namespace.organisation,
+                                            cast("User | None", diff["holder"]))
+            if references != namespace.references:
+                diff["references"] = references
     record_namespace_events(NamespaceEvent(
-        namespace=namespace, kind=NamespaceEvent.Kind.RECORD_CHANGED, actor=actor,
+        namespace=namespace, kind=kind, actor=actor,
         from_status=namespace.status, to_status=namespace.status, comment=reason.strip(),
         changes={name: [_as_json(getattr(namespace, name)), _as_json(value)]
                  for name, value in diff.items()},
     ))
+    before = namespace.holder
     for name, value in diff.items():
         setattr(namespace, name, value)
     namespace.save(update_fields=[*diff, "updated_at"])
+    if kind == NamespaceEvent.Kind.HOLDER_CHANGED:
+        _tell_holders(namespace, before=before, reason=reason.strip())
     return namespace
+
+
+def _tell_holders(namespace: Namespace, *, before: User | None, reason: str) -> None:
+    """Both holders are told, through the outbox (sent once the change commits)."""
+    from registry.review.mails import holder_change_messages
+    from registry.review.outbox import queue_notice
+
+    for message in holder_change_messages(namespace, before=before, after=namespace.holder,
+                                          reason=reason):
+        queue_notice(message, audience="holder")
+
+
+def _references_naming(references: list[Any], organisation: str,
+                       holder: User | None) -> list[Any]:
+    """The Reference column after a holder change: each reference that named the
+    previous holder's organisation (the text of a registration made here) names the
+    new holder's instead. An RFC, or a new holder who gave no organisation, is left as
+    it is (an account's own name is not published for it)."""
+    new = xrefs.xml_safe(holder.organisation).strip() if holder is not None else ""
+    if not new or not organisation:
+        return references
+    return [{**ref, "text": new}
+            if isinstance(ref, dict) and ref.get("type") in ("text", "uri")
+            and (ref.get("text") or "").strip() == organisation.strip() else ref
+            for ref in references]
 
 
 def _record_fields(record: Record) -> dict[str, Any]:
@@ -539,6 +575,32 @@ def namespace_import(*, record: Record, actor: Any = None, source: str = "",
         else f"New in {source or 'IANA'}.",
     ))
     return namespace, ["new"]
+
+
+def namespace_note_dropped(*, namespace: Namespace, source: str = "",
+                           actor: Any = None) -> bool:
+    """Note in its history that IANA's registry (``source``) no longer lists
+    ``namespace``; the namespace itself stays as it is (a NID is never removed, RFC 8141
+    section 5). Once per drop: False when its history says so already, since IANA
+    last listed it."""
+    namespace = Namespace.objects.select_for_update().get(pk=namespace.pk)
+    if already_noted_dropped(namespace):
+        return False
+    record_namespace_events(NamespaceEvent(
+        namespace=namespace, kind=NamespaceEvent.Kind.DROPPED_AT_IANA, actor=actor,
+        from_status=namespace.status, to_status=namespace.status,
+        comment=f"No longer in {source or 'IANA'}; kept here, as every NID is.",
+    ))
+    return True
+
+
+def already_noted_dropped(namespace: Namespace) -> bool:
+    """Whether the newest of the namespace's events from IANA's registry notes a drop."""
+    latest = (namespace.events.filter(kind__in=(
+        NamespaceEvent.Kind.IMPORTED, NamespaceEvent.Kind.ADDED_FROM_IANA,
+        NamespaceEvent.Kind.SYNCED, NamespaceEvent.Kind.DROPPED_AT_IANA))
+        .order_by("-created_at", "-id").values_list("kind", flat=True).first())
+    return latest == NamespaceEvent.Kind.DROPPED_AT_IANA
 
 
 def _person_values(person: IanaPerson) -> dict[str, Any]:

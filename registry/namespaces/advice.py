@@ -113,6 +113,12 @@ def confusion_index() -> ConfusionIndex:
         return index
 
 
+def forget_index() -> None:
+    """Drop this process's index (the next check builds it again)."""
+    with _lock:
+        _cache.clear()
+
+
 def nid_warnings(nid: str, *, organisation: str = "", registration_id: int | None = None,
                  index: ConfusionIndex | None = None) -> list[Problem]:
     """Every warning for a proposed formal NID; ``request_id`` is the request

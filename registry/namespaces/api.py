@@ -8,6 +8,7 @@ and get 304s."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any, cast
 from urllib.parse import urlencode, urlsplit
@@ -24,7 +25,8 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from registry.namespaces import xrefs
 from registry.namespaces.checker import (
-    MAX_URN_LENGTH,
+    MAX_QUERY_URN_LENGTH,
+    MAX_QUERY_URNS,
     MAX_URNS,
     EquivalenceError,
     check_urns,
@@ -42,12 +44,21 @@ from registry.namespaces.models import Namespace, NamespaceEvent, reference_link
 from registry.namespaces.openapi import openapi_document
 from registry.namespaces.presentation import nid_route
 from registry.namespaces.public_cache import public_document
-from registry.namespaces.query_params import Param, Query, canonical_query, choice, positive_integer
+from registry.namespaces.query_params import (
+    SHOWN_VALUE_CHARS,
+    BadParameter,
+    Param,
+    Query,
+    canonical_query,
+    choice,
+    positive_integer,
+)
 from registry.namespaces.template import TEXT_FIELDS
 from registry.namespaces.xrefs import xml_safe
 from registry.protection import limit
 
 API_PAGE_SIZE = 100
+QUERY_URN = re.compile(f"[!-~]{{1,{MAX_QUERY_URN_LENGTH}}}")  # openapi.py states it
 
 
 def _absolute(request, path: str) -> str:
@@ -130,8 +141,10 @@ def _namespaces_list(request, query: Query):
     paginator = Paginator(queryset.values("pk"), API_PAGE_SIZE)
     try:
         page = paginator.page(int(query["page"]))
-    except EmptyPage:
-        return JsonResponse({"error": f"page must be 1 to {paginator.num_pages}"}, status=400)
+    except EmptyPage:  # a page that does not exist (the schema's 404), never cached
+        return JsonResponse({"error": f"no page {query['page']}: the pages are 1 to "
+                                      f"{paginator.num_pages}", "parameter": "page"},
+                            status=404)
     rows = (Namespace.objects.filter(pk__in=cast(Any, page.object_list)).sorted_by("nid")
             .select_related("replaced_by"))
 
@@ -191,7 +204,7 @@ def check_json(request):
     generation in the process that built it (free text: never in the shared cache), and
     only the computation is rate-limited."""
     if request.method in ("GET", "HEAD"):
-        urns = [u for u in canonical_query(request, CHECK_PARAMS).many("urn") if u.strip()]
+        urns = query_urns(canonical_query(request, CHECK_PARAMS).many("urn"))
         query = Query({"urn": tuple(urns)}, (("urn", tuple(urns)),))
 
         def build() -> JsonResponse:
@@ -209,6 +222,25 @@ def check_json(request):
     return _check(urns)
 
 
+def query_urns(urns: tuple[str, ...]) -> list[str]:
+    """The URNs of a GET, within the bounds the schema states for a query string (one
+    to MAX_QUERY_URNS, each 1 to MAX_QUERY_URN_LENGTH printable ASCII characters: a
+    URN is ASCII, RFC 8141 section 2); anything else is a 400 naming ``urn``. Other
+    text, longer URNs and longer lists: POST them."""
+    if not urns:
+        raise BadParameter("urn", "give one or more URNs: ?urn=urn:example:a")
+    if len(urns) > MAX_QUERY_URNS:
+        raise BadParameter("urn", f"at most {MAX_QUERY_URNS} in a query string; POST a "
+                                  f"longer list (up to {MAX_URNS}) to /api/check")
+    for urn in urns:
+        if not QUERY_URN.fullmatch(urn):
+            raise BadParameter("urn", f"each is 1 to {MAX_QUERY_URN_LENGTH} printable "
+                                      f"ASCII characters without spaces in a query string "
+                                      f"(not {urn[:SHOWN_VALUE_CHARS]!r}); POST other text "
+                                      f"to /api/check")
+    return list(urns)
+
+
 def _check(urns: list[str]) -> JsonResponse:
     if not urns:
         return JsonResponse({"error": "give one or more URNs: ?urn=urn:example:a"}, status=400)
@@ -224,12 +256,13 @@ def equivalent(request):
     the steps applied and where the registration states each."""
     query = canonical_query(request, EQUIVALENT_PARAMS)
     a, b = str(query.values["a"]), str(query.values["b"])
-    if not a or not b:
-        return JsonResponse({"error": "give two URNs: ?a=urn:isbn:0-395-36341-1"
-                                      "&b=URN:ISBN:0395363411"}, status=400)
-    if len(a) > MAX_URN_LENGTH or len(b) > MAX_URN_LENGTH:
-        return JsonResponse({"error": f"a URN here has at most {MAX_URN_LENGTH} characters"},
-                            status=400)
+    for name, value in (("a", a), ("b", b)):
+        if not value:
+            raise BadParameter(name, "give two URNs: ?a=urn:isbn:0-395-36341-1"
+                                     "&b=URN:ISBN:0395363411")
+        if len(value) > MAX_QUERY_URN_LENGTH:
+            raise BadParameter(name, f"a URN here has at most {MAX_QUERY_URN_LENGTH} "
+                                     f"characters")
 
     def build() -> JsonResponse:
         limit(request, "api_check")
@@ -352,6 +385,8 @@ class RegistryFeed(Feed):
             return xml_safe(f"New {ns.kind} namespace: {ns.nid} (registered at IANA)")
         if item.kind == NamespaceEvent.Kind.SYNCED:
             return xml_safe(f"{ns.nid}: brought in line with IANA's registry")
+        if item.kind == NamespaceEvent.Kind.DROPPED_AT_IANA:
+            return xml_safe(f"{ns.nid}: dropped from IANA's registry (kept here)")
         if item.kind == NamespaceEvent.Kind.STATUS_CHANGED:
             return xml_safe(f"{ns.nid} is now {item.to_status}")
         if item.kind == NamespaceEvent.Kind.RECORD_CHANGED and item.changes:
@@ -361,6 +396,12 @@ class RegistryFeed(Feed):
     def item_description(self, item):
         if item.version_id:
             return xml_safe(item.version.revision_information or item.version.purpose[:500])
+        if item.kind == NamespaceEvent.Kind.ADDED_FROM_IANA:
+            # When IANA registered it: the entry's own date is when the sync brought it.
+            registered = item.namespace.registered_on
+            when = (f"Registered at IANA on {registered:%Y-%m-%d}." if registered
+                    else "IANA's registry gives no registration date.")
+            return xml_safe(f"{when} {item.comment}".strip())
         return xml_safe(item.comment)
 
     def item_link(self, item):

@@ -17,6 +17,11 @@ from urn8141.profiles import STEPS, Profile
 
 MAX_URNS = 100  # per call: the API and the checker page (each is rate-limited too)
 MAX_URN_LENGTH = 8192
+# In a query string (GET /api/check, /api/equivalent), where every URN and all of them
+# must fit in one request line (http_semantics.MAX_QUERY_BYTES, each character
+# percent-encoded at worst): longer URNs and longer lists go in a POST body.
+MAX_QUERY_URNS = 10
+MAX_QUERY_URN_LENGTH = 256
 
 
 def check_urns(texts: list[str]) -> list[dict]:

@@ -69,7 +69,7 @@ class Namespace(EventGuardedState):
     registry_note = models.TextField(blank=True)
     profile = models.JSONField(
         "machine-readable profile", default=dict, blank=True,
-        help_text="The published profile (registry.urns.profiles); {} when there is none. "
+        help_text="The published profile (urn8141.profiles); {} when there is none. "
                   "Written by namespace_set_profile() and by publishing a version.",
     )
     # Search document of the current version, written by version_publish().
@@ -194,9 +194,12 @@ class NamespaceEvent(AppendOnlyModel):
         VERSION_PUBLISHED = "version_published", "New version published"
         STATUS_CHANGED = "status_changed", "Status changed"
         RECORD_CHANGED = "record_changed", "Registry record changed"
+        HOLDER_CHANGED = "holder_changed", "Holder changed"
         SYNCED = "synced", "Brought in line with IANA's registry"
         ADDED_FROM_IANA = "added_from_iana", "Registered at IANA, added from its registry"
         PROFILE_SHIPPED = "profile_shipped", "Machine-readable profile installed"
+        # IANA's registry no longer lists it: kept here (a NID is never removed), noted.
+        DROPPED_AT_IANA = "dropped_at_iana", "Dropped from IANA's registry"
 
     namespace = models.ForeignKey(Namespace, on_delete=models.PROTECT, related_name="events")
     kind = models.CharField(max_length=20, choices=Kind.choices)

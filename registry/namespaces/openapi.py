@@ -5,8 +5,13 @@ real responses of every endpoint against them."""
 
 from __future__ import annotations
 
+import copy
+
+from registry.http_semantics import MAX_QUERY_BYTES
+from registry.namespaces.checker import MAX_QUERY_URN_LENGTH, MAX_QUERY_URNS
 from registry.namespaces.query_params import MAX_PAGE_DIGITS
 from registry.namespaces.template import TEXT_FIELDS
+from urn8141.syntax import _PCHAR_SET
 
 
 def _nullable(schema: dict) -> dict:
@@ -23,10 +28,15 @@ SCHEMAS: dict[str, dict] = {
         "required": ["error"],
         "properties": {"error": STRING,
                        "parameter": {"type": "string",
-                                     "description": "The query parameter refused (a 400)."}},
+                                     "description": "The query parameter refused (a 400), "
+                                                    "or the parameters, comma-separated."},
+                       "which": {"enum": ["a", "b"],
+                                 "description": "The URN that is not one (/api/equivalent)."}},
     },
     "RateLimited": {
         "type": "object",
+        "description": "A 429 (too many requests) or a 503 (a part the answer needs is "
+                       "away): try again after retry_after seconds, as Retry-After says.",
         "required": ["error", "retry_after"],
         "properties": {"error": STRING, "retry_after": {"type": "integer", "minimum": 1}},
     },
@@ -255,7 +265,27 @@ SCHEMAS["ProfilesExport"] = {
     "properties": {"about": STRING, "api": URL, "profiles": {
         "type": "object", "additionalProperties": {"$ref": "#/components/schemas/Profile"}}},
 }
-_URN_PARAM = {"in": "query", "required": True, "schema": STRING}
+# RFC 8141 section 2's syntax as a JSON Schema (ECMA 262) pattern: what urn8141.parse
+# accepts (tests/namespaces/test_api_limits.py holds them equal), written without the
+# possessive runs its Python pattern uses and with each "%" followed by two hex digits.
+def urn_pattern(pchar: str) -> str:
+    return (f"^[uU][rR][nN]:[A-Za-z0-9][A-Za-z0-9-]{{0,30}}[A-Za-z0-9]:{pchar}"
+            f"(?:{pchar}|/)*(?:\\?\\+{pchar}(?:{pchar}|/|\\?(?!=))*)?"
+            f"(?:\\?={pchar}(?:{pchar}|/|\\?)*)?(?:#(?:{pchar}|/|\\?)*)?$")
+
+
+URN_PATTERN = urn_pattern(f"(?:[{_PCHAR_SET}]|%[0-9A-Fa-f]{{2}})")
+QUERY_URN = {"type": "string", "pattern": URN_PATTERN, "minLength": 1,
+             "maxLength": MAX_QUERY_URN_LENGTH,
+             "description": f"A URN (RFC 8141 section 2), at most {MAX_QUERY_URN_LENGTH} "
+                            "characters."}
+# In a path a server decodes percent-encoding before anyone reads it (WSGI's PATH_INFO):
+# a URN with percent-encoded characters goes to /resolve/?urn= (query) instead.
+PATH_URN = {**QUERY_URN, "pattern": urn_pattern(f"[{_PCHAR_SET}]"),
+            "description": f"A URN (RFC 8141 section 2) without percent-encoded characters, "
+                           f"at most {MAX_QUERY_URN_LENGTH} characters; one with them: "
+                           f"/resolve/?urn= with the URN in the query."}
+_URN_PARAM = {"in": "query", "required": True, "schema": QUERY_URN}
 PROFILE_PATHS: dict[str, dict] = {
     "/api/equivalent": {
         "get": {
@@ -266,7 +296,9 @@ PROFILE_PATHS: dict[str, dict] = {
                 "200": {"description": "The answer and the steps applied.",
                         "content": {"application/json": {
                             "schema": {"$ref": "#/components/schemas/Equivalence"}}}},
-                "400": {"description": "A missing or malformed URN.",
+                "400": {"description": "A missing, empty, malformed or too long URN "
+                                       "(`parameter`, and `which` for one that is not a "
+                                       "URN), or an unknown or repeated parameter.",
                         "content": {"application/json": {
                             "schema": {"$ref": "#/components/schemas/Error"}}}},
             },
@@ -285,14 +317,16 @@ PROFILE_PATHS: dict[str, dict] = {
         "get": {
             "operationId": "resolveUrn",
             "summary": "Send the client to the namespace's resolver for this URN.",
-            "parameters": [{"name": "urn", "in": "path", "required": True, "schema": STRING}],
+            "parameters": [{"name": "urn", "in": "path", "required": True,
+                            "schema": PATH_URN}],
             "responses": {
                 "303": {"description": "The one resolver (Location).", "headers": {
                     "Location": {"schema": URL}}},
                 "200": {"description": "An HTML page listing several resolvers.",
                         "content": {"text/html": {"schema": STRING}}},
-                "400": {"description": "Not a URN.", "content": {"text/html": {
-                    "schema": STRING}}},
+                "400": {"description": f"Not a URN, or longer than {MAX_QUERY_URN_LENGTH} "
+                                       "characters.", "content": {"text/html": {
+                                           "schema": STRING}}},
                 "404": {"description": "The namespace declares no resolver for it.",
                         "content": {"text/html": {"schema": STRING}}},
             },
@@ -311,6 +345,8 @@ def _response(description: str, ref: str, headers: dict | None = None) -> dict:
 
 
 INTEGER = {"type": "integer"}
+UNKNOWN = ("A query parameter this path does not declare, or one that is not repeatable "
+           "given twice (`parameter` names them).")
 LARGEST_NUMBER = int("9" * MAX_PAGE_DIGITS)  # a page or id past it is refused unread
 # What every path can answer besides its own: the server's limits, as it enforces them.
 CONDITIONAL = {
@@ -326,6 +362,34 @@ TOO_MANY = {
                      "seconds. Only work counts: an answer from the cache is free.",
                      "RateLimited", {"Retry-After": {"schema": INTEGER, "required": True}}),
 }
+# The same outside /api/, where the site answers with its HTML pages.
+HTML_ONLY = {"text/html": {"schema": STRING}}
+NOT_ALLOWED_HTML = {"405": {"description": NOT_ALLOWED["405"]["description"],
+                            "content": HTML_ONLY,
+                            "headers": {"Allow": {"schema": STRING, "required": True}}}}
+UNAVAILABLE = {
+    "503": _response("A part this answer needs (the database, or the cache that keeps "
+                     "the rate limits) is away for a moment: wait Retry-After seconds.",
+                     "RateLimited", {"Retry-After": {"schema": INTEGER, "required": True}}),
+}
+UNAVAILABLE_HTML = {"503": {"description": UNAVAILABLE["503"]["description"],
+                            "content": HTML_ONLY,
+                            "headers": {"Retry-After": {"schema": INTEGER,
+                                                        "required": True}}}}
+TOO_MANY_HTML = {"429": {"description": TOO_MANY["429"]["description"], "content": HTML_ONLY,
+                         "headers": {"Retry-After": {"schema": INTEGER, "required": True}}}}
+NOT_ACCEPTABLE = {
+    "406": {"description": "Accept-Encoding refuses both gzip and identity.",
+            "content": {"text/plain": {"schema": STRING}, "application/json": {
+                "schema": {"$ref": "#/components/schemas/Error"}}}},
+}
+URI_TOO_LONG = {
+    "414": _response(f"A query string longer than {MAX_QUERY_BYTES} bytes (as sent, "
+                     "percent-encoded); within each parameter's bounds a request never is. "
+                     "Send a long list of URNs in a POST body to /api/check.", "Error"),
+}
+# What every cached GET under /api/ can answer besides its own.
+CACHED = {**NOT_ACCEPTABLE, **NOT_ALLOWED, **URI_TOO_LONG, **UNAVAILABLE}
 TOO_LARGE = {
     "413": _response("A body larger than the server takes (DATA_UPLOAD_MAX_MEMORY_SIZE, "
                      "2,621,440 bytes by default).", "Error"),
@@ -345,6 +409,14 @@ def openapi_document(site_url: str) -> dict:
     from registry.review.views import NID_CHECK_MAX_CHARS, ORGANISATION_MAX_CHARS
 
     urns = {"type": "array", "items": STRING, "minItems": 1, "maxItems": MAX_URNS}
+    # Each operation's own responses, then what the server answers on every path.
+    paths = copy.deepcopy(PROFILE_PATHS)
+    paths["/api/equivalent"]["get"]["responses"].update(
+        **CONDITIONAL, **CACHED, **TOO_MANY)
+    paths["/profiles.json"]["get"]["responses"].update(
+        **CONDITIONAL, **NOT_ACCEPTABLE, **NOT_ALLOWED_HTML, **UNAVAILABLE_HTML)
+    paths["/resolve/{urn}"]["get"]["responses"].update(
+        **NOT_ALLOWED_HTML, **TOO_MANY_HTML, **UNAVAILABLE_HTML)
     return {
         "openapi": "3.1.0",
         "info": {
@@ -375,9 +447,12 @@ def openapi_document(site_url: str) -> dict:
                     "responses": {
                         "200": _response("A page of namespaces.", "NamespaceList"),
                         "400": _response("A filter value that is not one of its values (an "
-                                         "empty one too), or a page past the last.", "Error"),
+                                         "empty one too), a page that is not a number from "
+                                         f"1 to {LARGEST_NUMBER}, or: {UNKNOWN}", "Error"),
+                        "404": _response("A page past the last (`pages`); `parameter` is "
+                                         "page.", "Error"),
                         **CONDITIONAL,
-                        **NOT_ALLOWED,
+                        **CACHED,
                     },
                 },
             },
@@ -390,9 +465,10 @@ def openapi_document(site_url: str) -> dict:
                                     "schema": STRING}],
                     "responses": {
                         "200": _response("The namespace.", "NamespaceDetail"),
+                        "400": _response(UNKNOWN, "Error"),
                         "404": _response("Not registered; close matches.", "NotFound"),
                         **CONDITIONAL,
-                        **NOT_ALLOWED,
+                        **CACHED,
                     },
                 },
             },
@@ -400,19 +476,28 @@ def openapi_document(site_url: str) -> dict:
                 "get": {
                     "operationId": "checkUrns",
                     "summary": f"Check URNs against RFC 8141 and this registry (at most "
-                               f"{MAX_URNS}).",
+                               f"{MAX_QUERY_URNS} in a query string; POST up to {MAX_URNS}).",
                     "parameters": [{"name": "urn", "in": "query", "required": True,
                                     "style": "form", "explode": True,
-                                    "description": "Repeatable; empty values are skipped.",
-                                    "schema": {**urns, "items": {"type": "string",
-                                                                 "pattern": "\\S"}}}],
+                                    "description": f"Repeatable, 1 to {MAX_QUERY_URNS} "
+                                                   f"times; each 1 to {MAX_QUERY_URN_LENGTH}"
+                                                   " printable ASCII characters (a URN is "
+                                                   "ASCII). POST other text, longer URNs "
+                                                   "and longer lists.",
+                                    "schema": {"type": "array", "minItems": 1,
+                                               "maxItems": MAX_QUERY_URNS,
+                                               "items": {"type": "string",
+                                                         "pattern": "^[!-~]+$",
+                                                         "maxLength": MAX_QUERY_URN_LENGTH}}}],
                     "responses": {
                         "200": _response("One result per URN, in their order.",
                                          "CheckResults"),
-                        "400": _response(f"No URN (or only empty ones), or more than "
-                                         f"{MAX_URNS}.", "Error"),
+                        "400": _response(f"No URN, more than {MAX_QUERY_URNS}, an empty "
+                                         f"one, one longer than {MAX_QUERY_URN_LENGTH} "
+                                         f"characters or with a character that is not "
+                                         f"printable ASCII, or: {UNKNOWN}", "Error"),
                         **CONDITIONAL,
-                        **NOT_ALLOWED,
+                        **CACHED,
                         **TOO_MANY,
                     },
                 },
@@ -436,11 +521,13 @@ def openapi_document(site_url: str) -> dict:
                     "responses": {
                         "200": _response("One result per URN.", "CheckResults"),
                         "400": _response(f"A body that is not UTF-8, not JSON, not a list of "
-                                         f"strings, empty, or more than {MAX_URNS} URNs.",
-                                         "Error"),
+                                         f"strings, empty, or more than {MAX_URNS} URNs; or "
+                                         f"a query parameter (this takes none).", "Error"),
                         **NOT_ALLOWED,
                         **TOO_LARGE,
+                        **URI_TOO_LONG,
                         **TOO_MANY,
+                        **UNAVAILABLE,
                     },
                 },
             },
@@ -469,10 +556,12 @@ def openapi_document(site_url: str) -> dict:
                     "responses": {
                         "200": _response("Whether the NID is acceptable, why not, and the "
                                          "warnings a reviewer would raise.", "NidCheck"),
-                        "400": _response("A kind or request that is not one of its "
-                                         "values.", "Error"),
+                        "400": _response(f"A kind or request that is not one of its "
+                                         f"values, or: {UNKNOWN}", "Error"),
                         **NOT_ALLOWED,
+                        **URI_TOO_LONG,
                         **TOO_MANY,
+                        **UNAVAILABLE,
                     },
                 },
             },
@@ -484,11 +573,12 @@ def openapi_document(site_url: str) -> dict:
                         "200": {"description": "The document.",
                                 "content": {"application/json": {"schema": {
                                     "type": "object"}}}},
+                        "400": _response(UNKNOWN, "Error"),
                         **CONDITIONAL,
-                        **NOT_ALLOWED,
+                        **CACHED,
                     },
                 },
             },
-        } | PROFILE_PATHS,
+        } | paths,
         "components": {"schemas": SCHEMAS},
     }

@@ -9,7 +9,8 @@ old generation's entries are simply never asked for again.
 - ``public_page`` caches a page's HTML with slots (``<!--slot:NAME-->``) where the
   visitor's own parts go: the navigation, the messages, the holder's button. Each
   request renders only those, so a signed-in visitor gets the same cached body
-  with their own navigation.
+  with their own navigation, sent as it is: never compressed (BREACH), since their
+  part would be compressed beside text an attacker may put in the page.
 - ``public_document`` caches a whole export or API response, with its gzip form,
   and answers with ETag / Last-Modified and 304 Not Modified.
 
@@ -40,10 +41,8 @@ from __future__ import annotations
 import gzip
 import hashlib
 import re
-import struct
 import threading
 import time
-import zlib
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -327,11 +326,18 @@ def public_page(request: HttpRequest, template_name: str, build: Callable[[], di
 
     # A query the view did not make canonical (no key): built, never kept.
     entry = render() if key is None else _get(key) or _built_once(key, render)
-    if not anonymous:
-        return _signed_in_response(request, key, entry)
+    if not anonymous and negotiate_encoding(request, offered=()) is None:
+        return _refused(["Cookie", "Accept-Encoding"])
     body = entry["body"]
     for name, slot_context in {"nav": {}, "messages": {}, **entry["slots"]}.items():
         body = body.replace(f"<!--slot:{name}-->", _render_slot(request, name, slot_context), 1)
+    if not anonymous:
+        # The visitor's own part (their name and address, the masked CSRF token) is never
+        # compressed beside text an attacker may put in the page, a search query (BREACH):
+        # a page with a session is sent as it is.
+        response = HttpResponse(body)
+        patch_vary_headers(response, ["Cookie", "Accept-Encoding"])
+        return response
     if key is None:
         response = HttpResponse(body)
         patch_vary_headers(response, ["Cookie"])
@@ -344,73 +350,6 @@ def public_page(request: HttpRequest, template_name: str, build: Callable[[], di
     whole["size"] = len(whole["content"]) + len(whole["gzip"])
     _local(key).put(key + ":anonymous", whole, whole["size"])
     return _anonymous_response(request, whole)
-
-
-# A signed-in visitor's page, gzip-compressed without a compression oracle (BREACH):
-# the shared body, which holds any text an attacker can put in a page (a search
-# query), is compressed once per generation in segments, each by its own compressor;
-# the visitor's slots (their name, address and masked CSRF token in the navigation)
-# go in between as stored, uncompressed deflate blocks, so no secret is ever
-# compressed, with or beside attacker text, and the response length reveals nothing
-# that the plain page's length does not.
-_SLOT_MARK = re.compile(r"<!--slot:([a-z_]+)-->")
-_GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"  # no name, mtime 0
-_DEFLATE_END = b"\x03\x00"  # an empty final block
-
-
-def _deflate_segment(data: bytes, level: int) -> bytes:
-    """``data`` as non-final raw deflate blocks that refer to nothing before them."""
-    compressor = zlib.compressobj(level, zlib.DEFLATED, -15)
-    return compressor.compress(data) + compressor.flush(zlib.Z_FULL_FLUSH)
-
-
-def _segments(key: str | None, entry: dict[str, Any]) -> dict[str, Any]:
-    """The shared body cut at its slots, as bytes and as compressed segments: once per
-    page and generation in this process (each time for a page that is not kept)."""
-    found = (cast("dict[str, Any] | None", _local(key).get(key + ":segments"))
-             if key is not None else None)
-    if found is None:
-        pieces = _SLOT_MARK.split(entry["body"])
-        texts = [text.encode() for text in pieces[0::2]]
-        found = {"texts": texts, "names": pieces[1::2],
-                 "gzip": [_deflate_segment(text, 6) for text in texts]}
-        found["size"] = 2 * sum(len(text) for text in texts)
-        if key is not None:
-            _local(key).put(key + ":segments", found, found["size"])
-    return found
-
-
-def _signed_in_response(request: HttpRequest, key: str | None,
-                        entry: dict[str, Any]) -> HttpResponse:
-    segments = _segments(key, entry)
-    contexts = {"nav": {}, "messages": {}, **entry["slots"]}
-    slots: list[bytes] = []
-    for name in segments["names"]:
-        if name in contexts:
-            slots.append(_render_slot(request, name, contexts.pop(name)).encode())
-        else:  # not a slot of this page, or one already filled: left as it was
-            slots.append(f"<!--slot:{name}-->".encode())
-    texts: list[bytes] = segments["texts"]
-    coding = negotiate_encoding(request)
-    if coding is None:
-        return _refused(["Cookie", "Accept-Encoding"])
-    if coding == GZIP:
-        out, crc, size = [_GZIP_HEADER], 0, 0
-        for index, text in enumerate(texts):
-            out.append(segments["gzip"][index])
-            crc, size = zlib.crc32(text, crc), size + len(text)
-            if index < len(slots):
-                out.append(_deflate_segment(slots[index], 0))
-                crc, size = zlib.crc32(slots[index], crc), size + len(slots[index])
-        out += [_DEFLATE_END, struct.pack("<II", crc, size & 0xFFFFFFFF)]
-        response = HttpResponse(b"".join(out))
-        response["Content-Encoding"] = "gzip"
-    else:
-        response = HttpResponse(b"".join(
-            part for index, text in enumerate(texts)
-            for part in (text, slots[index] if index < len(slots) else b"")))
-    patch_vary_headers(response, ["Cookie", "Accept-Encoding"])
-    return response
 
 
 def _refused(vary: list[str]) -> HttpResponse:

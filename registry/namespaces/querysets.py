@@ -39,7 +39,7 @@ class NamespaceEventQuerySet(models.QuerySet[Any]):
     # Events that only mirror IANA's registry: their date is when this copy caught
     # up, not when the registry changed (IANA's own date says that). A profile shipped
     # with this software and installed with the import is no registry change either.
-    MIRRORED = ("imported", "synced", "added_from_iana", "profile_shipped")
+    MIRRORED = ("imported", "synced", "added_from_iana", "profile_shipped", "dropped_at_iana")
 
     def real_changes(self) -> NamespaceEventQuerySet:
         """Changes made in this registry, not copied from IANA's."""

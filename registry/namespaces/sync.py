@@ -15,7 +15,9 @@ from django.db import transaction
 
 from registry.namespaces.actions import (
     RegistryError,
+    already_noted_dropped,
     namespace_import,
+    namespace_note_dropped,
     person_sync,
     record_changes,
     registry_metadata_set,
@@ -27,16 +29,14 @@ MAX_BYTES = 20 * 1024 * 1024
 FETCH_TIMEOUT = 60
 
 
-# What a report names that no sync records: NIDs held here that IANA's file lacks,
-# registered here (IANA has yet to add them) or once IANA's (gone from its file).
-REPORTED_ONLY = ("here", "missing")
-
-
 @dataclass
 class Change:
-    what: str  # "new", "changed", "experts", "person", "updated", "here", "missing"
+    what: str  # "new", "changed", "experts", "person", "updated", "here", "dropped"
     subject: str
     detail: str
+    # Named in a report, nothing to record: a NID registered here that IANA has yet
+    # to add, or one dropped from IANA's registry whose drop its history notes already.
+    reported_only: bool = False
 
     def __str__(self) -> str:
         return f"{self.what:8} {self.subject}: {self.detail}"
@@ -95,7 +95,8 @@ def compare(snapshot: Snapshot) -> list[Change]:
 
 def _namespace_changes(snapshot: Snapshot) -> list[Change]:
     """The namespaces new, changed or of another kind in ``snapshot``, then those only
-    here (registered here since, or missing from it)."""
+    here: registered here since, or dropped from IANA's registry (kept here, a NID is
+    never removed; the drop is noted in the namespace's history once)."""
     changes: list[Change] = []
     existing = {ns.nid.lower(): ns for ns in Namespace.objects.all()}
     for record in snapshot.records:
@@ -113,9 +114,15 @@ def _namespace_changes(snapshot: Snapshot) -> list[Change]:
         for ns in sorted(existing.values(), key=lambda ns: ns.nid.lower()):
             if ns.pk in registered_here:
                 changes.append(Change("here", ns.nid,
-                                      f"registered here, not yet in {snapshot.source}"))
+                                      f"registered here, not yet in {snapshot.source}",
+                                      reported_only=True))
+            elif already_noted_dropped(ns):
+                changes.append(Change("dropped", ns.nid, f"not in {snapshot.source}; "
+                                      "its history notes the drop, kept here",
+                                      reported_only=True))
             else:
-                changes.append(Change("missing", ns.nid, f"not in {snapshot.source}"))
+                changes.append(Change("dropped", ns.nid,
+                                      f"dropped from {snapshot.source}; kept here"))
     return changes
 
 
@@ -139,7 +146,14 @@ def apply(snapshot: Snapshot, *, actor=None, first_import: bool = False) -> list
     are kept (a NID is never removed, section 5); they are reported, not deleted."""
     new_kind = (NamespaceEvent.Kind.IMPORTED if first_import
                 else NamespaceEvent.Kind.ADDED_FROM_IANA)
-    changes = [c for c in compare(snapshot) if c.what in REPORTED_ONLY]
+    compared = compare(snapshot)
+    changes = [c for c in compared if c.reported_only]
+    for dropped in (c for c in compared if c.what == "dropped" and not c.reported_only):
+        namespace = Namespace.objects.by_nid(dropped.subject).get()
+        if namespace_note_dropped(namespace=namespace, source=snapshot.source, actor=actor):
+            changes.append(Change("dropped", dropped.subject,
+                                  f"dropped from {snapshot.source}; noted in its history, "
+                                  "kept here"))
     for person in snapshot.people:
         if done := person_sync(person=person, actor=actor):
             changes.append(Change("person", person.person_id, done))

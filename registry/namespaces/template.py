@@ -233,9 +233,33 @@ def missing_fields(values: dict[str, str], *, fast_track: bool, revision: bool) 
     return [name for name in required if not (values.get(name) or "").strip()]
 
 
+# The label each field of a section with several fields is written under, in template.txt
+# and on the pages (a section of one field is written under the section's title). The
+# parser (registry/templates_text/registrant.py) reads these labels back; a field without
+# one here is written under its model label.
+LINE_LABELS: dict[str, str] = {
+    "registrant_organisation": "Organisation",
+    "registrant_address": "Address",
+    "contact_name": "Contact",
+    "contact_email": "Email",
+    "contact_phone": "Phone",
+    "contact_postal": "Contact postal address",
+}
+# Sections shown on the pages only when they hold something (the others say "—").
+SHOWN_WHEN_FILLED: frozenset[str] = frozenset({"revision_information"})
+# Fields whose addresses the pages turn into links.
+LINKED_FIELDS: frozenset[str] = frozenset({"documentation"})
+FAST_TRACK_NOTE = "Fast track requested by a standards body (RFC 8141 section 6.3)."
+
+
+def line_label(name: str) -> str:
+    return LINE_LABELS.get(name) or field_label(name)
+
+
 def render_text(*, nid: str, version: int | None, date, values: dict[str, str],
                 fast_track: bool = False) -> str:
-    """The plain-text template in the layout IANA publishes."""
+    """The plain-text template in the layout IANA publishes, every section of
+    ``SECTIONS`` in its order."""
 
     def block(label: str, text: str) -> str:
         text = (text or "").strip()
@@ -254,26 +278,16 @@ def render_text(*, nid: str, version: int | None, date, values: dict[str, str],
         rest = "".join(f"\n{pad}{line}" if line.strip() else "\n" for line in lines[1:])
         return f"{label}: {lines[0]}{rest}"
 
-    registrant = "\n".join(
-        line
-        for line in (
-            "Fast track requested by a standards body (RFC 8141 section 6.3)." if fast_track
-            else "",
-            labelled("Organisation", values.get("registrant_organisation", "")),
-            labelled("Address", values.get("registrant_address", "")),
-            labelled("Contact", values.get("contact_name", "")),
-            labelled("Email", values.get("contact_email", "")),
-            labelled("Phone", values.get("contact_phone", "")),
-            labelled("Contact postal address", values.get("contact_postal", "")),
-        )
-        if line
-    )
     parts = [
         f"Namespace Identifier:\n   {nid}\n",
         f"Version:\n   {version if version is not None else ''}\n",
         f"Date:\n   {date.isoformat() if date else ''}\n",
-        block("Registrant", registrant),
     ]
-    for section in SECTIONS[1:]:
-        parts.append(block(section.title, values.get(section.fields[0], "")))
+    for number, section in enumerate(SECTIONS):
+        if len(section.fields) == 1:
+            parts.append(block(section.title, values.get(section.fields[0], "")))
+            continue
+        lines = [FAST_TRACK_NOTE] if fast_track and number == 0 else []
+        lines += [labelled(line_label(name), values.get(name, "")) for name in section.fields]
+        parts.append(block(section.title, "\n".join(line for line in lines if line)))
     return "\n".join(parts)

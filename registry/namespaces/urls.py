@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import path, re_path
 
 from registry.namespaces import api, staff_views, views
 
@@ -28,6 +28,8 @@ urlpatterns = [
     path("api/equivalent", api.equivalent, name="api-equivalent"),
     path("profiles.json", api.profiles_json, name="profiles-json"),
     path("resolve/", views.resolve, name="resolve-query"),
-    path("resolve/<path:urn>", views.resolve, name="resolve"),
+    # Any character, line breaks too (<path:> stops at one, and the URLconf's 404 would
+    # answer where the view says what is wrong with the URN, as the query form does).
+    re_path(r"^resolve/(?P<urn>[\s\S]+)\Z", views.resolve, name="resolve"),
     path("api/schema", api.openapi_schema, name="api-schema"),
 ]

@@ -15,7 +15,13 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
 
 from registry.namespaces import exports
-from registry.namespaces.checker import MAX_URN_LENGTH, MAX_URNS, check_urns, split_lines
+from registry.namespaces.checker import (
+    MAX_QUERY_URN_LENGTH,
+    MAX_URN_LENGTH,
+    MAX_URNS,
+    check_urns,
+    split_lines,
+)
 from registry.namespaces.forms import SearchForm
 from registry.namespaces.models import Namespace, RegistryMetadata
 from registry.namespaces.presentation import (
@@ -269,7 +275,11 @@ def _review_context(namespace: Namespace) -> dict:
 
     record: list[RegistrationRequest] = []
     pending: list[RegistrationRequest] = []
+    from registry.review.workflow import public_name
+
     for registration in RegistrationRequest.objects.review_record_of(namespace):
+        for decision in getattr(registration, "decisions"):  # noqa: B009 (review_record_of)
+            decision.who = public_name(decision.actor, registration)
         if registration.published_version_id:
             record.append(registration)  # .decisions: RequestEvent.objects.decisions()
         else:
@@ -406,15 +416,17 @@ def resolve(request, urn: str = ""):
     Location (https, a fixed host, the NSS percent-encoded): never an open redirect."""
     text = urn or request.GET.get("urn", "")
     context: dict[str, Any] = {"urn": text[:MAX_URN_LENGTH], "resolvers": []}
-    if not text:
-        return render(request, "namespaces/resolve.html", context, status=400)
-    try:
-        parsed = parse(text) if len(text) <= MAX_URN_LENGTH else None
+    if not text.strip():
+        # The form itself: asked for, or sent empty (then it says what it needs).
+        context["empty"] = bool(urn) or "urn" in request.GET
+        return render(request, "namespaces/resolve.html", context)
+    try:  # in a request line: the bound the API's schema states (openapi.QUERY_URN)
+        parsed = parse(text) if len(text) <= MAX_QUERY_URN_LENGTH else None
     except URNSyntaxError as exc:
         parsed = None
         context["error"] = f"{exc.reason} (at character {exc.offset + 1})"
     if parsed is None:
-        context.setdefault("error", f"longer than {MAX_URN_LENGTH} characters")
+        context.setdefault("error", f"longer than {MAX_QUERY_URN_LENGTH} characters")
         return render(request, "namespaces/resolve.html", context, status=400)
     namespace = Namespace.objects.by_nid(parsed.nid).first()
     context["namespace"] = namespace

@@ -1,14 +1,23 @@
 """Requests in the admin are read-only records; decisions are taken on the review
 pages, through registry.review.actions. The mail that went out and came in is
 here too: read-only, with "send again" for staff (the same action as on the
-request page)."""
+request page).
+
+The admin is one more channel of the visibility policy (registry.review.workflow):
+it lists the requests the person may see (no draft nobody submitted), shows the
+template as submitted (never a working copy), the comments they may read, and a
+mail's words only to those who may read the comment it carries."""
 
 from django.contrib import admin, messages
-from django.utils.html import format_html
+from django.contrib.auth.models import AnonymousUser
+from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q, QuerySet
+from django.http import HttpRequest
+from django.utils.html import format_html, format_html_join
 
 from registry.accounts.roles import is_iana_staff
 from registry.admin_base import ReadOnlyAdmin, ReadOnlyInline
-from registry.namespaces.template import TEMPLATE_FIELDS
+from registry.namespaces.template import PRIVATE_FIELDS, TEMPLATE_FIELDS, field_label
+from registry.review import workflow
 from registry.review.actions import TransitionRefused, message_resend
 from registry.review.models import (
     Comment,
@@ -18,6 +27,23 @@ from registry.review.models import (
     RequestEvent,
     Round,
 )
+from registry.review.workflow import Visitor
+
+
+class ViewerMixin:
+    """The row shown knows who looks at it (``viewer_of``), for the fields that ask the
+    policy: an admin object is shared by every request, the row is not."""
+
+    def get_object(self, request: HttpRequest, object_id: str, from_field=None):
+        obj = super().get_object(request, object_id, from_field)  # type: ignore[misc]
+        if obj is not None:
+            obj.viewer = request.user
+        return obj
+
+
+def viewer_of(obj) -> Visitor:
+    """Who looks at ``obj`` (an anonymous visitor when unknown: the policy then says no)."""
+    return getattr(obj, "viewer", None) or AnonymousUser()
 
 
 class RoundInline(ReadOnlyInline):
@@ -34,6 +60,9 @@ class CommentInline(ReadOnlyInline):
     model = Comment
     fields = ("created_at", "author", "author_name", "via", "audience", "body")
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return super().get_queryset(request).filter(workflow.comments_visible_to(request.user))
+
 
 class OutboundInline(ReadOnlyInline):
     model = OutboundMessage
@@ -42,31 +71,64 @@ class OutboundInline(ReadOnlyInline):
 
 
 @admin.register(RegistrationRequest)
-class RequestAdmin(ReadOnlyAdmin):
+class RequestAdmin(ViewerMixin, ReadOnlyAdmin):
     list_display = ("pk", "display_nid", "kind", "state", "fast_track", "registrant",
                     "assigned_expert", "last_activity_at")
     list_select_related = ("registrant", "assigned_expert", "revises", "published_version")
     list_filter = ("state", "kind", "fast_track", "standardisation")
-    search_fields = ("proposed_nid", "registrant__email", "registrant_organisation")
+    # the organisation as submitted: a search never finds what only a working copy holds
+    search_fields = ("proposed_nid", "registrant__email", "rounds__registrant_organisation")
     readonly_fields = ("registrant", "kind", "proposed_nid", "revises", "fast_track",
                        "standardisation", "state", "assigned_expert", "published_version",
-                       "created_at", "updated_at", "review_started_at", "last_activity_at",
-                       *TEMPLATE_FIELDS)
+                       "created_at", "updated_at", "review_started_at", "review_paused_for",
+                       "review_paused_at", "last_activity_at", "template")
+    exclude = TEMPLATE_FIELDS  # the working copy: its registrant's (``template`` asks)
     inlines = [RoundInline, EventInline, CommentInline, OutboundInline]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return super().get_queryset(request).filter(workflow.requests_visible_to(request.user))
+
+    @admin.display(description="Template as submitted")
+    def template(self, obj: RegistrationRequest) -> str:
+        """The last round (the working copy only to its registrant, who may read it), with
+        the contact for IANA to those who may see it."""
+        shown = (obj if workflow.can_read_working_copy(obj, viewer_of(obj))
+                 else obj.latest_round())
+        if shown is None:
+            return "(not submitted)"
+        private = workflow.can_see_private_contact(obj, viewer_of(obj))
+        rows = [(field_label(name), getattr(shown, name)) for name in TEMPLATE_FIELDS
+                if private or name not in PRIVATE_FIELDS]
+        return format_html("<dl>{}</dl>", format_html_join(
+            "", "<dt>{}</dt><dd style='white-space: pre-wrap'>{}</dd>", rows))
+
 
 
 @admin.register(OutboundMessage)
-class OutboundMessageAdmin(ReadOnlyAdmin):
+class OutboundMessageAdmin(ViewerMixin, ReadOnlyAdmin):
     list_display = ("created_at", "registration", "summary", "audience", "state", "attempts",
                     "sent_at")
     list_filter = ("state", "audience")
     search_fields = ("message_id", "subject", "summary", "registration__proposed_nid")
     list_select_related = ("registration",)
     readonly_fields = ("registration", "event", "comment", "audience", "summary", "message_id",
-                       "from_email", "to", "cc", "reply_to", "subject", "headers", "body",
+                       "from_email", "to", "cc", "reply_to", "subject", "headers", "words",
                        "state", "attempts", "last_error", "created_at", "next_attempt_at",
                        "last_attempt_at", "sent_at")
+    exclude = ("body",)  # ``words`` asks the policy
     actions = ["resend"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return (super().get_queryset(request).select_related("comment__registration")
+                .filter(Q(registration__isnull=True) | Q(
+                    registration__in=RegistrationRequest.objects.visible_to(request.user))))
+
+
+    @admin.display(description="Body")
+    def words(self, obj: OutboundMessage) -> str:
+        if not workflow.can_read_message(obj, viewer_of(obj)):
+            return "(It carries a comment for the designated experts only: not shown to you.)"
+        return format_html("<pre style='white-space: pre-wrap'>{}</pre>", obj.body)
 
     def has_resend_permission(self, request) -> bool:
         return is_iana_staff(request.user)
@@ -85,19 +147,41 @@ class OutboundMessageAdmin(ReadOnlyAdmin):
 
 
 @admin.register(InboundMessage)
-class InboundMessageAdmin(ReadOnlyAdmin):
-    list_display = ("received_at", "outcome", "from_address", "subject", "registration", "source")
+class InboundMessageAdmin(ViewerMixin, ReadOnlyAdmin):
+    list_display = ("received_at", "outcome", "from_address", "shown_subject", "registration",
+                    "source")
     list_filter = ("outcome", "source")
     search_fields = ("message_id", "from_address", "subject")
     list_select_related = ("registration",)
     readonly_fields = ("received_at", "source", "outcome", "reason", "registration", "comment",
                        "bounced_message", "verified_sender", "authentication",
                        "message_id", "from_name", "from_address",
-                       "subject", "sent_at", "in_reply_to", "references", "list_id", "text",
-                       "source_text")
-    exclude = ("raw",)
+                       "shown_subject", "sent_at", "in_reply_to", "references", "list_id",
+                       "words", "source_text")
+    exclude = ("raw", "text", "subject")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        """Each row knows whether its words are the viewer's to read (``readable``: it
+        became no comment, or one they may read), for the list as for the page."""
+        visible = Comment.objects.filter(pk=OuterRef("comment_id")).filter(
+            workflow.comments_visible_to(request.user))
+        return (super().get_queryset(request).select_related("comment__registration")
+                .annotate(readable=ExpressionWrapper(Q(comment__isnull=True) | Exists(visible),
+                                                     output_field=BooleanField())))
+
+    @admin.display(description="Subject")
+    def shown_subject(self, obj: InboundMessage) -> str:
+        return obj.subject if getattr(obj, "readable", False) else "(not shown to you)"
+
+    @admin.display(description="Text")
+    def words(self, obj: InboundMessage) -> str:
+        if not workflow.can_read_message(obj, viewer_of(obj)):
+            return "(It became a comment for the designated experts only: not shown to you.)"
+        return format_html("<pre style='white-space: pre-wrap'>{}</pre>", obj.text)
 
     @admin.display(description="The message as received")
     def source_text(self, obj: InboundMessage) -> str:
+        if not workflow.can_read_message(obj, viewer_of(obj)):
+            return "(Not shown to you.)"
         return format_html("<pre style='white-space: pre-wrap'>{}</pre>",
                            bytes(obj.raw).decode("utf-8", errors="replace"))

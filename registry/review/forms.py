@@ -33,6 +33,7 @@ from registry.templates_text import (
     parse_templates,
     several_templates,
 )
+from registry.templates_text.formats import decode
 from registry.text_policy import TextPolicyForm
 from urn8141.profiles import ProfileError, profile_problems, read_json
 
@@ -49,6 +50,9 @@ class RequestForm(TextPolicyForm, forms.ModelForm):
     fields that submission needs required; a draft saves with anything filled."""
 
     edit_version = forms.IntegerField(widget=forms.HiddenInput)
+    # A new request's form: a token new at each render (views.new_registration), so the
+    # same form posted twice makes one request (actions.registration_create).
+    form_token = forms.UUIDField(required=False, widget=forms.HiddenInput)
     proposed_nid = forms.CharField(
         label="Proposed NID", required=False, max_length=NID_INPUT_MAX,
         help_text=(
@@ -106,6 +110,8 @@ class RequestForm(TextPolicyForm, forms.ModelForm):
             del self.fields["revision_information"]  # a first version revises nothing
         self.helper = FormHelper()
         self.helper.form_tag = False
+        if self.instance.pk:
+            del self.fields["form_token"]  # an existing request is guarded by edit_version
         self.helper.layout = self._layout(revision)
 
     def _layout(self, revision: bool) -> Layout:
@@ -129,7 +135,8 @@ class RequestForm(TextPolicyForm, forms.ModelForm):
             if section is SECTIONS[0]:
                 body.append(Fieldset(PRIVATE_SECTION.title, *PRIVATE_SECTION.fields))
         body.append(Fieldset("Machine-readable profile (optional)", PROFILE_FIELD))
-        return Layout(*head, *body, "edit_version")
+        tail = ["form_token"] if "form_token" in self.fields else []
+        return Layout(*head, *body, "edit_version", *tail)
 
     def _profile_nid(self) -> str | None:
         """The NID the profile's examples must use (None while it is not known)."""
@@ -268,9 +275,11 @@ class TemplateImportForm(forms.Form):
                 if upload.size > MAX_BYTES:
                     raise TemplateTextError(f"The file is larger than {MAX_BYTES // 1000} kB; "
                                             "upload only the registration template.")
-                self.templates: list[ParsedTemplate] = parse_templates(upload.read())
-            else:
-                self.templates = parse_templates(text)
+                text = decode(upload.read())
+            self.templates: list[ParsedTemplate] = parse_templates(text)
+            # The text read (an upload's too): a request for another of its templates
+            # starts from it without a second upload.
+            self.text = text
         except TemplateTextError as exc:
             field = "template_file" if upload is not None else "template_text"
             self.add_error(field, str(exc))
@@ -285,6 +294,12 @@ class TemplateImportForm(forms.Form):
         if len(self.templates) > 1:
             self.parsed.problems.insert(0, several_templates(self.templates, self.chosen))
         return data
+
+    @property
+    def others(self) -> list[tuple[int, ParsedTemplate]]:
+        """The templates of the text other than the one that filled the form: each may
+        be a request of its own."""
+        return [(n, t) for n, t in self.choices if n - 1 != getattr(self, "chosen", 0)]
 
     @property
     def choices(self) -> list[tuple[int, ParsedTemplate]]:

@@ -249,14 +249,18 @@ def authentication_verdict(values: list[str], authserv_id: str = "") -> str:
     """The DKIM, DMARC and SPF results of the receiving MTA's Authentication-Results
     field (RFC 8601), e.g. ``dmarc=pass dkim=pass spf=pass (mx.example.org)``.
 
-    Only the topmost field is the receiving MTA's own (fields below it came with the
-    message, from anyone); with ``authserv_id`` set, only a field naming that server
-    counts. Informational: never the basis of attribution."""
-    for value in values[:1] if not authserv_id else values:
+    Anyone can write such a field into a message, with any server's name. A verdict
+    is read only from the registry's own MTA: ``authserv_id`` (MAIL_AUTHSERV_ID) set,
+    and the topmost field (the last one added, by the server that delivered it here)
+    naming exactly that server; fields below it came with the message. Without
+    ``authserv_id`` nothing is read. Informational: never the basis of attribution."""
+    if not authserv_id:
+        return ""
+    for value in values[:1]:
         value = value[:MAX_DISPLAY_CHARS]
         server = value.split(";", 1)[0].strip().split(" ", 1)[0]
-        if authserv_id and server.lower() != authserv_id.lower():
-            continue
+        if server.lower() != authserv_id.lower():
+            return ""
         results: dict[str, str] = {}
         for method, result in _AUTH_RESULT.findall(value):
             results.setdefault(method.lower(), result.lower())

@@ -9,7 +9,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -73,9 +73,14 @@ def attach(request, message_pk: int) -> HttpResponse:
 @login_required
 @require_GET
 def raw_message(request, message_pk: int) -> HttpResponse:
-    """The message exactly as received, as text, for staff (never rendered as HTML)."""
+    """The message exactly as received, as text, for staff (never rendered as HTML);
+    one that became a comment only to those who may read that comment (an expert's
+    internal answer by mail is the experts')."""
     _staff_only(request)
-    message = get_object_or_404(InboundMessage, pk=message_pk)
+    message = get_object_or_404(InboundMessage.objects.select_related("comment__registration"),
+                                pk=message_pk)
+    if not workflow.can_read_message(message, request.user):
+        raise Http404("No such message.")
     response = HttpResponse(bytes(message.raw), content_type="text/plain; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="message-{message.pk}.eml"'
     response["X-Content-Type-Options"] = "nosniff"

@@ -18,7 +18,7 @@ from django.template.loader import render_to_string
 from registry.namespaces.models import TemplateVersion
 from registry.namespaces.template import render_text
 from registry.review import workflow
-from registry.review.mailtext import wrap_except
+from registry.review.mailtext import in_sentence, wrap_except
 from registry.review.models import Comment, RegistrationRequest, RequestEvent
 
 
@@ -49,6 +49,9 @@ def _message(subject: str, template: str, context: dict, to: list[str], cc=(),
     is about; the outbox puts the request's ticket and thread subject in front."""
     if not to:
         return None
+    if context.get("recipient") and context.get("registration"):
+        context = {**context, "salutation": workflow.salutation(context["recipient"],
+                                                                context["registration"])}
     verbatim = {}
     if context.get("template_text"):
         verbatim[_VERBATIM] = context["template_text"]
@@ -75,6 +78,9 @@ def event_message(event: RequestEvent, audience: str) -> EmailMessage | None:
         "event": event,
         "move": move,
         "registration": registration,
+        "registrant_label": workflow.registrant_label(registration),
+        "salutation": workflow.salutation(registration.registrant, registration),
+        "actor_label": workflow.public_name(event.actor, registration) if event.actor else "",
         "url": site_url(registration.get_absolute_url()),
         "namespace_url": (site_url(cast(TemplateVersion, registration.published_version)
                                    .namespace.get_absolute_url())
@@ -114,7 +120,7 @@ def event_message(event: RequestEvent, audience: str) -> EmailMessage | None:
                         "to_staff.txt", context, to=staff_emails(exclude=(actor_pk,)))
     if audience == workflow.EXPERTS:
         return _message(f"[urn experts] Request #{registration.pk} for {nid}: "
-                        f"{event.get_to_state_display().lower()}",
+                        f"{in_sentence(event.get_to_state_display())}",
                         "to_experts.txt", context,
                         to=experts_emails(exclude=(actor_pk, registration.registrant_id)))
     if audience == workflow.IESG:
@@ -162,6 +168,40 @@ def comment_message(comment: Comment, audience: str) -> EmailMessage | None:
         return _message(f"[urn experts] Internal: {subject}", "comment.txt", context,
                         to=experts_emails(exclude=(author, registration.registrant_id)))
     raise ValueError(f"unknown audience {audience!r}")
+
+
+def assignment_message(registration: RegistrationRequest, *, expert, actor,
+                       away_until=None) -> EmailMessage | None:
+    """Tell ``expert`` that ``actor`` assigned them ``registration`` (and, when they are
+    marked away, that they are)."""
+    return _message(
+        f"[urn experts] Request #{registration.pk} ({registration.display_nid}) "
+        f"is assigned to you",
+        "assigned.txt", {"registration": registration, "expert": expert, "actor": actor,
+                         "away_until": away_until,
+                         "url": site_url(registration.get_absolute_url())},
+        to=[expert.email] if expert.email else [],
+    )
+
+
+def holder_change_messages(namespace, *, before, after, reason: str) -> list[EmailMessage]:
+    """Tell both holders of ``namespace`` that it changed hands: the one who held it
+    (they may no longer start a new version) and the one who holds it now (they may,
+    from their own contact for IANA). Each gets their own message: neither address is
+    shown to the other."""
+    messages = []
+    for person, now_holds in ((before, False), (after, True)):
+        if person is None or not person.email:
+            continue
+        message = _message(
+            f"[IANA] You {'now hold' if now_holds else 'no longer hold'} the URN namespace "
+            f"{namespace.nid}", "holder_changed.txt",
+            {"namespace": namespace, "salutation": person.salutation, "now_holds": now_holds,
+             "reason": reason, "url": site_url(namespace.get_absolute_url())},
+            to=[person.email])
+        if message is not None:
+            messages.append(message)
+    return messages
 
 
 def reminder_message(registration: RegistrationRequest,

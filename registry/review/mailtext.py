@@ -14,6 +14,16 @@ WIDTH = 72
 # --- outgoing --------------------------------------------------------------
 
 
+def in_sentence(label: str) -> str:
+    """A label (a state, a button) inside a sentence: its first letter in lower case,
+    unless its first word is a name written in capitals ("IANA", "IESG"): "Ready for
+    IANA to register" becomes "ready for IANA to register", never "ready for iana"."""
+    first = label.split(" ", 1)[0]
+    if not first or (len(first) > 1 and first.isupper()):
+        return label
+    return label[0].lower() + label[1:]
+
+
 # A tag of HTML lxml could not read; it stops at the next "<", so "<" repeated with no
 # ">" is read once (linear), not rescanned to the end from each one.
 _TAG = re.compile(r"<[^<>]*>")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.conf import settings
@@ -57,6 +58,12 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
     def of(self, user):
         return self.filter(registrant=user)
 
+    def made_by_form(self, form_token: uuid.UUID | None, user: Any) -> RegistrationRequestQuerySet:
+        """The request ``user``'s form with this token made, if it made one."""
+        if form_token is None:
+            return self.none()
+        return self.filter(form_token=form_token, registrant=user)
+
     def conflicting_with(self, registration: RegistrationRequest):
         """Other open requests proposing the same NID as ``registration`` (section 6.2 asks
         the experts to avoid race conditions on proposed NIDs)."""
@@ -90,9 +97,18 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
         taken = Namespace.objects.filter(nid__lower=Lower(OuterRef("proposed_nid")))
         return self.annotate(race_twins=Exists(twins), race_taken=Exists(taken))
 
+    def with_published_registrant(self):
+        """Annotate each request with the Registrant its last round publishes (read by
+        workflow.registrant_label): one query for a whole list."""
+        last_round = Round.objects.filter(registration=OuterRef("pk")).order_by("-number")
+        return self.annotate(
+            round_registrant_organisation=Subquery(
+                last_round.values("registrant_organisation")[:1]),
+            round_contact_name=Subquery(last_round.values("contact_name")[:1]))
+
     def for_lists(self):
         return (self.select_related("registrant", "revises", "assigned_expert")
-                .with_race().order_by("last_activity_at"))
+                .with_race().with_published_registrant().order_by("last_activity_at"))
 
     def dashboard_queue(self, *, assigned_to=None) -> dict[str, list[RegistrationRequest]]:
         """The experts' dashboard: open requests by state, oldest activity first."""
@@ -130,12 +146,18 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
 
         rounds = (Round.objects.filter(registration=OuterRef("registration")).order_by()
                   .values("registration").annotate(n=Count("pk")).values("n"))
+        last_round = (Round.objects.filter(registration=OuterRef("registration"))
+                      .order_by("-number"))
         decisions = (RequestEvent.objects.decisions()
                      .filter(Q(registration__published_version__namespace=namespace)
                              | Q(registration__revises=namespace,
                                  registration__state__in=states_where(open=True)))
                      .select_related("registration__published_version", "actor")
-                     .annotate(registration_round_count=Coalesce(Subquery(rounds), 0))
+                     .annotate(registration_round_count=Coalesce(Subquery(rounds), 0),
+                               registrant_organisation_published=Subquery(
+                                   last_round.values("registrant_organisation")[:1]),
+                               contact_name_published=Subquery(
+                                   last_round.values("contact_name")[:1]))
                      .order_by(F("registration__published_version__number").asc(nulls_last=True),
                                "registration_id", "created_at", "id"))
         requests: dict[int, Any] = {}  # each request gains round_count and decisions
@@ -144,6 +166,10 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
             if registration is None:
                 registration = requests[decision.registration_id] = decision.registration
                 registration.round_count = decision.registration_round_count
+                # whom workflow.registrant_label names: the last round's Registrant
+                registration.published_registrant = (
+                    decision.registrant_organisation_published,
+                    decision.contact_name_published)
                 registration.decisions = []
             registration.decisions.append(decision)
         return list(requests.values())
@@ -194,11 +220,19 @@ class RegistrationRequest(EventGuardedState, TemplateFields):
     assigned_expert = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
                                         on_delete=models.SET_NULL, related_name="assigned_requests")
     edit_version = models.PositiveIntegerField(default=0, editable=False)
+    # The token of the form that created it (a hidden field, new at each render of a new
+    # form): the same form posted again (a retry, a double click) finds this request
+    # instead of making a second (actions.registration_create).
+    form_token = models.UUIDField(null=True, blank=True, unique=True, editable=False)
     published_version = models.ForeignKey("namespaces.TemplateVersion", null=True, blank=True,
                                           on_delete=models.PROTECT, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     review_started_at = models.DateTimeField(null=True, blank=True)
+    # The review clock (workflow.STATES' review_clock column): the time of this round spent
+    # in states where the public review period does not run, and since when it is stopped.
+    review_paused_for = models.DurationField(default=dt.timedelta(0), editable=False)
+    review_paused_at = models.DateTimeField(null=True, blank=True, editable=False)
     last_activity_at = models.DateTimeField(default=timezone.now, db_index=True)
     reminded_at = models.DateTimeField(null=True, blank=True, editable=False)
 
@@ -233,6 +267,13 @@ class RegistrationRequest(EventGuardedState, TemplateFields):
         return self.proposed_nid or "(no NID yet)"
 
     @property
+    def registrant_label(self) -> str:
+        """How public channels name its registrant (workflow.registrant_label)."""
+        from registry.review.workflow import registrant_label
+
+        return registrant_label(self)
+
+    @property
     def is_editable(self) -> bool:
         from registry.review.workflow import meaning_of
 
@@ -251,10 +292,18 @@ class RegistrationRequest(EventGuardedState, TemplateFields):
     def missing_fields(self) -> list[str]:
         return missing_fields(self.values(), fast_track=self.fast_track, revision=self.is_revision)
 
-    def review_period_ends(self) -> dt.datetime | None:
+    def review_period_ends(self, now: dt.datetime | None = None) -> dt.datetime | None:
+        """When the minimum public review period of this round ends: the period counts
+        only the time spent in states where the review clock runs, so a request held
+        for ten days ends ten days later; while the clock is stopped, the end as if it
+        started again ``now``."""
         if not self.review_started_at:
             return None
-        return self.review_started_at + dt.timedelta(days=settings.REVIEW_MIN_DAYS)
+        ends = (self.review_started_at + dt.timedelta(days=settings.REVIEW_MIN_DAYS)
+                + self.review_paused_for)
+        if self.review_paused_at is not None:
+            ends += (now or timezone.now()) - self.review_paused_at
+        return ends
 
     def latest_round(self) -> Round | None:
         return self.rounds.order_by("-number").first()
@@ -396,11 +445,30 @@ class Comment(AppendOnlyModel):
         """Who wrote it, as shown on the page (never the address of someone with
         no account: the name the mail gave, or the address's mailbox part)."""
         if self.author_id:
-            assert self.author is not None  # its id is set
-            return self.author.display_name
+            from registry.review.workflow import public_name
+
+            return public_name(self.author, self.registration)
         if self.author_name:
             return self.author_name
         return self.author_email.split("@")[0] or "unknown sender"
+
+    @property
+    def sender_verified(self) -> bool:
+        """Whether who wrote it is known: typed on the site, or sent to a person's own
+        reply address. List mail and attached mail are as their From line says."""
+        return self.via == self.Via.WEB or self.author_id is not None
+
+    @property
+    def by_registrant(self) -> bool:
+        return self.author_id is not None and self.author_id == self.registration.registrant_id
+
+    @property
+    def audience_label(self) -> str:
+        """Who it is for, as shown: the registrant's own words in their conversation
+        with the experts are from them, not addressed to them."""
+        if self.audience == self.Audience.REGISTRANT and self.by_registrant:
+            return "From the registrant to the experts"
+        return self.get_audience_display()
 
     @property
     def written_at(self) -> dt.datetime:
@@ -430,9 +498,13 @@ class OutboundMessageQuerySet(models.QuerySet):
         """Pending messages to queue again, oldest first: those the broker never took
         (``queued_at`` empty), at once, and those whose next attempt should have
         happened more than ``grace`` ago (their task was lost)."""
-        return self.undelivered().filter(
+        pending = self.undelivered().filter(
             Q(queued_at__isnull=True, next_attempt_at__lte=now)
-            | Q(next_attempt_at__lte=now - grace)).order_by("created_at", "id")
+            | Q(next_attempt_at__lte=now - grace))
+        # A row whose sender's lease ran out: its worker died mid-conversation, and
+        # sending it again reconciles its copies (``actions.message_deliver``).
+        abandoned = self.filter(state=OutboundMessage.Delivery.SENDING, lease_until__lte=now)
+        return (pending | abandoned).order_by("created_at", "id")
 
     def ahead_of(self, row: OutboundMessage):
         """The messages about the same request written before ``row`` and not yet
@@ -449,11 +521,28 @@ class OutboundMessage(models.Model):
 
     class Delivery(models.TextChoices):
         PENDING = "pending", "Waiting to be sent"
+        SENDING = "sending", "Being sent"
         SENT = "sent", "Sent"
+        UNCERTAIN = "uncertain", "Perhaps sent (check before sending again)"
         FAILED = "failed", "Failed"
 
-    registration = models.ForeignKey(RegistrationRequest, on_delete=models.PROTECT,
-                                     related_name="outbound_messages", verbose_name="request")
+    class Copy(models.TextChoices):
+        """Where each copy of a row is (``copies``): the delivery record kept across a
+        worker's death. ``sending``: the SMTP conversation began and the message's end
+        was not yet sent, so the server cannot have accepted it; ``data``: its end was
+        sent, the server's answer not yet read (accepted or not, nobody knows);
+        ``sent``: the server accepted it; ``uncertain``: a ``data`` copy whose sender
+        died or lost the connection, never sent again by the worker (staff decide)."""
+
+        SENDING = "sending"
+        DATA = "data"
+        SENT = "sent"
+        UNCERTAIN = "uncertain"
+
+    registration = models.ForeignKey(
+        RegistrationRequest, null=True, blank=True, on_delete=models.PROTECT,
+        related_name="outbound_messages", verbose_name="request",
+        help_text="Empty: a notice about no request (a namespace's holder changed).")
     event = models.ForeignKey(RequestEvent, null=True, blank=True, on_delete=models.PROTECT,
                               related_name="+")
     comment = models.ForeignKey(Comment, null=True, blank=True, on_delete=models.PROTECT,
@@ -468,8 +557,17 @@ class OutboundMessage(models.Model):
     subject = models.CharField(max_length=400)
     body = models.TextField()
     headers = models.JSONField(default=dict, blank=True)
-    state = models.CharField(max_length=8, choices=Delivery.choices, default=Delivery.PENDING,
+    state = models.CharField(max_length=12, choices=Delivery.choices, default=Delivery.PENDING,
                              db_index=True)
+    copies = models.JSONField(
+        default=dict, blank=True,
+        help_text="Each copy's delivery (keyed by its envelope recipients): sending, data, "
+                  "sent or uncertain; committed before and after each SMTP step.")
+    claim = models.CharField(max_length=32, blank=True,
+                             help_text="The token of the attempt now sending it.")
+    lease_until = models.DateTimeField(
+        null=True, blank=True,
+        help_text="While being sent: when its sender counts as dead if it has not finished.")
     attempts = models.PositiveIntegerField(default=0)
     last_error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -44,6 +44,7 @@ def header_panel(registration: RegistrationRequest, *,
                  now: dt.datetime) -> Context:
     """The state badge and, while in public review, when the review period ends."""
     return {"registration": registration,
+            "registrant_label": workflow.registrant_label(registration),
             "period_ends": registration.review_period_ends(), "now": now}
 
 
@@ -165,7 +166,7 @@ def timeline_panel(registration: RegistrationRequest, user: Any) -> Context:
     events = list(registration.events.select_related("actor", "round")
                   .exclude(kind__in=workflow.hidden_events(registration, user)))
     for event in events:
-        event.who = (event.actor.display_name if event.actor else
+        event.who = (workflow.public_name(event.actor, registration) if event.actor else
                      "the review list" if event.kind == RequestEvent.Kind.LIST_COMMENT
                      else "system")
     return {"events": events,
@@ -178,9 +179,13 @@ def mail_panel(registration: RegistrationRequest, user: Any) -> Context:
     for those who may see the mail, nothing for anyone else."""
     if not workflow.can_see_mail(registration, user):
         return {}
-    sent = list(OutboundMessage.objects.about(registration))
-    for message in sent:
+    sent = list(OutboundMessage.objects.about(registration).select_related("comment"))
+    for message in sent:  # the request is this one: no query per row
+        message.registration = registration
+        if message.comment is not None:
+            message.comment.registration = registration
         message.resendable = workflow.can_resend(message, user)
+        message.readable = workflow.can_read_message(message, user)
     held = (InboundMessage.objects.filter(registration=registration)
             .exclude(outcome=InboundMessage.Outcome.PLACED).defer("raw"))
     return {"mail_log": sent, "mail_held": list(held), "show_mail": True,

@@ -19,21 +19,27 @@ from django.db.models.functions import ExtractYear
 
 from registry.namespaces.models import Namespace, TemplateVersion
 from registry.review import charts, workflow
-from registry.review.models import RegistrationRequest, RequestEvent, State
+from registry.review.models import RegistrationRequest, RequestEvent
 
 # The moves that end a public review with the experts' (or, on the fast track, the
-# standards body's) decision: read from the workflow's table, not listed here.
-DECISION_TARGETS = (State.APPROVED, State.AWAITING_IESG, State.REJECTED)
+# standards body's) decision, read from the workflow's tables, not listed here: a
+# decision (held to the review period), or a move from public review into IANA staff's
+# queue.
 DECIDING_TRANSITIONS = tuple(sorted(
     t.name for t in workflow.TRANSITIONS.values()
-    if State.IN_REVIEW in t.sources and t.target in DECISION_TARGETS))
+    if t.decision or (t.sources & set(workflow.states_where(public_review=True))
+                      and workflow.meaning_of(t.target).staff_queue)))
 
 
 def registrations_per_year() -> dict[str, Any]:
     rows = (Namespace.objects.filter(registered_on__isnull=False)
             .annotate(year=ExtractYear("registered_on")).values("year")
             .annotate(count=Count("pk")).order_by("year"))
-    years = [{"year": row["year"], "count": row["count"]} for row in rows]
+    counts = {row["year"]: row["count"] for row in rows}
+    # Every year from the first registration to the last, a year without one as 0: the
+    # time axis keeps its gaps.
+    years = [{"year": year, "count": counts.get(year, 0)}
+             for year in range(min(counts, default=0), max(counts, default=-1) + 1)]
     return {"years": years, "undated": Namespace.objects.filter(registered_on__isnull=True)
             .count()}
 
@@ -69,16 +75,15 @@ def time_to_decision() -> dict[str, Any]:
         every.append(days)
         by_year.setdefault(row["decided_at"].year, []).append(days)
     return {"overall": _spread(every),
-            "years": [{"year": year, **_spread(days), "durations": sorted(days)}
-                      for year, days in sorted(by_year.items())]}
+            "years": [{"year": year, **_spread(days)} for year, days in sorted(by_year.items())]}
 
 
 def requests_by_state() -> list[dict[str, Any]]:
     """Submitted requests by state (a draft never submitted is private: not counted)."""
     counts = dict(RegistrationRequest.objects.filter(review_started_at__isnull=False)
                   .values_list("state").annotate(n=Count("pk")).order_by())
-    return [{"state": state.value, "label": state.label, "count": counts.get(state.value, 0)}
-            for state in State if state != State.DRAFT]
+    return [{"state": name, "label": row.label, "count": counts.get(name, 0)}
+            for name, row in workflow.STATES.items() if not row.initial]
 
 
 def versions_per_namespace() -> list[dict[str, Any]]:
@@ -111,13 +116,6 @@ def expert_load(today: Any) -> list[dict[str, Any]]:
             for e in experts]
 
 
-def as_json(figures: dict[str, Any]) -> dict[str, Any]:
-    """The figures as ``/stats.json`` gives them (the chart-only lists left out)."""
-    decision = figures["time_to_decision"]
-    years = [{k: v for k, v in year.items() if k != "durations"} for year in decision["years"]]
-    return {**figures, "time_to_decision": {**decision, "years": years}}
-
-
 # --- Charts and their words ------------------------------------------------------------
 
 def _decision_summary(overall: dict) -> str:
@@ -130,6 +128,14 @@ def _decision_summary(overall: dict) -> str:
             f"{overall['median_days']} days of submission; the middle half took "
             f"{overall['quartile_1_days']} to {overall['quartile_3_days']} days, the "
             f"fastest {overall['min_days']} and the slowest {overall['max_days']}.")
+
+
+BOX = ("min_days", "quartile_1_days", "median_days", "quartile_3_days", "max_days")
+
+
+def box_of(spread: dict[str, Any]) -> tuple[float, ...]:
+    """The five numbers of a box plot, as the table says them."""
+    return tuple(spread[key] for key in BOX)
 
 
 def _plural(n: int, word: str) -> str:
@@ -157,7 +163,8 @@ def public_charts(figures: dict[str, Any]) -> dict[str, dict[str, str]]:
     }
     overall = decision["overall"]
     out["decision"] = {
-        "svg": charts.box([(str(year["year"]), year["durations"]) for year in decision["years"]],
+        # The boxes are drawn from the table's numbers, not from pygal's own quartiles.
+        "svg": charts.box([(str(year["year"]), box_of(year)) for year in decision["years"]],
                           y_title="Days from submission to decision")
         if decision["years"] else "",
         "summary": _decision_summary(overall),

@@ -33,14 +33,20 @@ def send_message_task(self, message_pk: int) -> str:
 @shared_task
 def requeue_undelivered_mail_task() -> int:
     """Periodic (celery beat): queue again the outbox rows still waiting past their
-    time. Sending is idempotent (the row is locked and its state checked), so a row
-    queued twice is sent once."""
+    time, and the rows whose sender died mid-conversation (their lease ran out: the
+    next attempt reconciles their copies, outbox.py). Sending is idempotent (a row is
+    claimed before any SMTP, each copy's step recorded), so a row queued twice is sent
+    once."""
+    from registry.accounts.mail import account_mail_requeue
     from registry.review.models import OutboundMessage
     from registry.review.outbox import enqueue
 
-    overdue = OutboundMessage.objects.overdue(now=timezone.now(), grace=REQUEUE_GRACE)
+    now = timezone.now()
+    overdue = OutboundMessage.objects.overdue(now=now, grace=REQUEUE_GRACE)
     # Oldest first; the worker also sends a request's earlier mail before later mail.
-    return sum(enqueue(pk) for pk in overdue.values_list("pk", flat=True)[:500])
+    queued = sum(enqueue(pk) for pk in overdue.values_list("pk", flat=True)[:500])
+    # allauth's mail (address confirmations, password resets) has its own outbox.
+    return queued + account_mail_requeue(now=now, grace=REQUEUE_GRACE)
 
 
 @shared_task

@@ -4,6 +4,7 @@ every "may this person see or do this?" is asked of the workflow package."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -12,7 +13,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import OuterRef, Subquery
-from django.http import Http404, HttpResponse, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -90,22 +91,41 @@ def new_registration(request):
         revises = Namespace.objects.by_nid(request.GET["revises"]).first()
         if revises is None:
             raise Http404("No such namespace.")
-        messages.info(request, "Use “Start a new version” on the namespace page.")
+        problem = workflow.revise_refusal(revises, request.user)
+        messages.info(request, str(problem) if problem is not None
+                      else "Use “Start a new version” on the namespace page.")
         return redirect(revises)
     if request.method == "POST" and request.POST.get("revises"):
         return _start_revision(request, request.POST["revises"])
+    if request.method == "POST" and "other_template" in request.POST:
+        return _import_other_template(request)
     if request.method == "POST" and "import_template" in request.POST:
         return _import_template(request, None)
     if request.method == "POST":
         return _save(request, None)
-    initial = {"edit_version": 0, "kind": Namespace.Kind.FORMAL,
-               "registrant_organisation": request.user.organisation,
-               # The account's own name and address are for IANA; what is published
-               # (a role address is suggested) the registrant chooses.
-               "private_contact_name": request.user.get_full_name(),
-               "private_contact_email": request.user.email}
-    form = RequestForm(initial=initial)
+    form = RequestForm(initial=_new_initial(request.user))
     return render(request, "review/request_form.html", _form_context(None, form))
+
+
+def _new_initial(user) -> dict[str, Any]:
+    return {"edit_version": 0, "kind": Namespace.Kind.FORMAL, "form_token": uuid.uuid4(),
+            "registrant_organisation": user.organisation,
+            # The account's own name and address are for IANA; what is published
+            # (a role address is suggested) the registrant chooses.
+            "private_contact_name": user.get_full_name(),
+            "private_contact_email": user.email}
+
+
+def _import_other_template(request):
+    """"Make a request for the other one too": a new request's form filled in from
+    another template of the text that filled the form it was asked from, starting
+    from a new request's values, nothing of the other form's."""
+    data = QueryDict(mutable=True)
+    data.update({name: "" if value is None else str(value)
+                 for name, value in _new_initial(request.user).items()})
+    data.update({"import_template": "1", "template_text": request.POST.get("other_text", ""),
+                 "template_number": request.POST.get("other_template", "")})
+    return _import_template(request, None, data=data)
 
 
 def _start_revision(request, nid: str):
@@ -149,18 +169,21 @@ def edit_registration(request, pk):
     return render(request, "review/request_form.html", _form_context(registration, form))
 
 
-def _import_template(request, registration: RegistrationRequest | None):
+def _import_template(request, registration: RegistrationRequest | None, *,
+                     data: QueryDict | None = None):
     """Prefill the form from a pasted or uploaded template. Nothing is saved: the
-    form comes back with the template's values in place of what it held, and
-    the parts that could not be mapped are listed for the registrant to place."""
+    form comes back with the template's values in place of what it held (``data``,
+    else what was posted), and the parts that could not be mapped are listed for the
+    registrant to place."""
     revision = bool(registration and registration.is_revision)
-    importer = TemplateImportForm(request.POST, request.FILES)
+    posted = request.POST if data is None else data
+    importer = TemplateImportForm(posted, request.FILES if data is None else None)
     if not importer.is_valid():
-        form = RequestForm(request.POST, instance=registration, revision=revision,
+        form = RequestForm(posted, instance=registration, revision=revision,
                            registrant=request.user)
         context = _form_context(registration, form, importer=importer)
         return render(request, "review/request_form.html", context, status=400)
-    data, filled = importer.prefill(request.POST, revision=revision)
+    data, filled = importer.prefill(posted, revision=revision)
     form = RequestForm(data, instance=registration, revision=revision,
                        registrant=request.user)
     labels = [form.fields[name].label or name for name in filled if name in form.fields]
@@ -210,8 +233,29 @@ def _form_warnings(registration: RegistrationRequest | None,
                         registration_id=registration.pk if registration else None)
 
 
+def _form_token(request) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(request.POST.get("form_token", ""))
+    except ValueError:
+        return None
+
+
+def _made_by_this_form(request) -> HttpResponse | None:
+    """The same new form posted again (a retry after a timeout, a double click): where
+    the first post went, to the request it made, making nothing."""
+    made = RegistrationRequest.objects.made_by_form(_form_token(request), request.user).first()
+    if made is None:
+        return None
+    messages.info(request, "This form was sent already; this is the request it made.")
+    if made.state == State.DRAFT:
+        return redirect("review:edit", pk=made.pk)
+    return redirect(made)
+
+
 def _save(request, registration: RegistrationRequest | None):
     submitting = "submit" in request.POST
+    if registration is None and (replayed := _made_by_this_form(request)) is not None:
+        return replayed
     form = RequestForm(request.POST, instance=registration, submitting=submitting,
                        revision=bool(registration and registration.is_revision),
                        registrant=request.user)
@@ -229,11 +273,15 @@ def _save(request, registration: RegistrationRequest | None):
     values = {name: data[name] for name in TEMPLATE_FIELDS if name in data}
     move = None
     try:
-        if registration is None:
+        if registration is None:  # created and submitted in one transaction
             registration = actions.registration_create(
                 actor=request.user, kind=data["kind"], proposed_nid=data["proposed_nid"],
-                fast_track=data["fast_track"], values=values,
+                fast_track=data["fast_track"], values=values, form_token=data["form_token"],
+                submit=submitting,
             )
+            if submitting:
+                move = workflow.TRANSITIONS["submit"]
+                submitting = False
         else:
             registration = actions.registration_update(
                 registration=registration, actor=request.user, edit_version=data["edit_version"],
@@ -248,8 +296,8 @@ def _save(request, registration: RegistrationRequest | None):
                                             actor=request.user)
     except workflow.Refused as exc:
         form.add_error(exc.field if exc.field in form.fields else None, str(exc))
-        if registration is not None and registration.pk:
-            registration.refresh_from_db()
+        if registration is not None and registration.pk:  # an existing one (a new one's
+            registration.refresh_from_db()  # refusal left none: the form is new again)
         return render(request, "review/request_form.html",
                       _form_context(registration, form), status=exc.status)
     if move is not None:
@@ -355,6 +403,19 @@ def comment(request, pk):
     return redirect(f"{registration.get_absolute_url()}#comments")
 
 
+def _assigned_message(registration: RegistrationRequest, expert, actor) -> str:
+    """What the person who assigned is told."""
+    what = f"Request #{registration.pk} ({registration.display_nid})"
+    if expert is None:
+        return f"{what} is unassigned."
+    if expert.pk == actor.pk:
+        return f"{what} is assigned to you."
+    away = ""
+    if workflow.is_away(expert, today=timezone.localdate()):
+        away = f" They are away until {expert.unavailable_until:%Y-%m-%d}."
+    return f"{what} is assigned to {expert.display_name}; they are told by mail.{away}"
+
+
 @login_required
 @require_POST
 def assign(request, pk):
@@ -368,6 +429,7 @@ def assign(request, pk):
     except workflow.Refused as exc:
         messages.error(request, str(exc))
         return _page(request, registration, status=exc.status)
+    messages.success(request, _assigned_message(registration, expert, request.user))
     if request.POST.get("next") == "dashboard":
         return redirect("review:dashboard")
     return redirect(registration)
@@ -397,6 +459,7 @@ def public_review(request):
     def build() -> dict:
         pending = (RegistrationRequest.objects.in_public_review()
                    .select_related("revises", "published_version").with_public_comments()
+                   .with_published_registrant()
                    .order_by("review_started_at"))
         return {"pending": [(r, workflow.race_of(r)) for r in pending.with_race()]}
 
@@ -414,10 +477,13 @@ def dashboard(request):
     index = confusion_index()
     today = timezone.localdate()
     experts = list(get_user_model().objects.designated_experts().with_load())
+    # The assignee marked away today, for each request assigned to one (else None).
+    away = {e.pk: e for e in experts if workflow.is_away(e, today=today)}
     columns = [(State(state).label, state,
                 [(r, workflow.race_of(r), workflow.can_assign(r, request.user),
                   _registration_warnings(r, index),
-                  workflow.suggested_assignee(r, experts, today=today)) for r in rows])
+                  workflow.suggested_assignee(r, experts, today=today),
+                  away.get(r.assigned_expert_id)) for r in rows])
                for state, rows in queue.items()]
     load = [(e, workflow.unavailability(e, today=today)) for e in experts]
     return render(request, "review/dashboard.html", {
@@ -484,11 +550,10 @@ def stats_json(request):
     """The figures of /stats/ as JSON: public ones cached per generation; experts and
     IANA staff also get each expert's load (not cached: it is not public)."""
     if workflow.can_see_workload(request.user):
-        figures = stats.as_json(stats.public_figures())
+        figures = stats.public_figures()
         figures["expert_load"] = stats.expert_load(timezone.localdate())
         return JsonResponse(figures)
-    return public_document(request, lambda: JsonResponse(
-        stats.as_json(stats.public_figures())))
+    return public_document(request, lambda: JsonResponse(stats.public_figures()))
 
 
 @login_required

@@ -163,6 +163,11 @@ def extract_organisation(items: Items, result: Registrant) -> _Item | None:
         org = items.take(lambda i: i.kind == "name" and i.context is None)
     if org is not None:
         head, *more = org.value.split("\n")
+        name, address = _name_and_address(head)
+        if address:  # "Organization: Example Corp, 1 Main Street, Springfield"
+            result.registrant_organisation = name
+            result.registrant_address = "\n".join(x for x in (address, *more) if x.strip())
+            return org
         result.registrant_organisation = head.strip() if org.inline else _first_sentence(head)
         tail = head[len(result.registrant_organisation):].strip()
         result.registrant_address = "\n".join(x for x in (tail, *more) if x.strip())
@@ -170,8 +175,14 @@ def extract_organisation(items: Items, result: Registrant) -> _Item | None:
     free = items.take(lambda i: i.kind == "free" and i.context is None)
     if free is not None:
         head, *more = free.value.split("\n")
+        name, address = _name_and_address(head)
         if EMAIL.search(head) and not more:  # "Jane Doe <jane@example.org>"
             result.contact_name = result.registrant_organisation = _person(head)
+        elif address:  # "Example Corp, 1 Main Street, Springfield, IL 62701, USA"
+            result.registrant_organisation = name
+            result.registrant_address = address
+            if more:
+                items.all.append(_Item(None, "free", lines=["\n".join(more)]))
         else:
             result.registrant_organisation = _first_sentence(head)
             tail = head[len(result.registrant_organisation):].strip()
@@ -179,6 +190,33 @@ def extract_organisation(items: Items, result: Registrant) -> _Item | None:
             if rest:
                 items.all.append(_Item(None, "free", lines=[rest]))
     return None
+
+
+# What may follow an organisation's name after a comma and still be its name.
+_LEGAL_FORMS = {"inc", "inc.", "ltd", "ltd.", "llc", "l.l.c.", "gmbh", "ag", "sa", "s.a.",
+                "bv", "b.v.", "nv", "n.v.", "plc", "corp", "corp.", "co", "co.", "e.v.",
+                "ab", "oy", "as", "a/s", "srl", "s.r.l.", "spa", "s.p.a.", "pty", "pty ltd",
+                "lp", "llp", "kg", "kk", "limited", "incorporated"}
+
+
+def _name_and_address(line: str) -> tuple[str, str]:
+    """An organisation and its postal address given on one line, split at the comma
+    after the name ("Example Corp, Inc., 1 Main Street, Springfield, IL 62701, USA");
+    ("", "") when the line is not one: no comma, an email, or after the name less
+    than an address has (two parts, a street's, a box's or a postcode's number)."""
+    if EMAIL.search(line) or "," not in line:
+        return "", ""
+    parts = [part.strip() for part in line.strip().rstrip(".").split(",")]
+    name = parts[0]
+    rest = parts[1:]
+    while rest and rest[0].lower() in _LEGAL_FORMS:
+        name += ", " + rest.pop(0)
+    rest = [part for part in rest if part]
+    address = ", ".join(rest)
+    # At least a street (or box) and a place, with a number among them.
+    if not name or len(rest) < 2 or not any(ch.isdigit() for ch in address):
+        return "", ""
+    return name, address
 
 
 def extract_contact_name(items: Items, result: Registrant) -> tuple[_Item | None, _Item | None]:

@@ -249,3 +249,23 @@ def test_sign_up_takes_as_long_for_a_taken_address_as_for_a_new_one(client, regi
         answers.append((response.status_code, response["Location"], len(hashed)))
     assert answers[0] == answers[1]
     assert answers[0][2] >= 1
+
+
+@pytest.mark.parametrize("method", ["get", "post"])
+def test_a_confirmation_link_opened_again_says_it_is_confirmed_already(client, db, mailoutbox,
+                                                                       method):
+    client.post("/accounts/signup/", {
+        "email": "twice@example.org", "password1": PASSWORD, "password2": PASSWORD,
+        "first_name": "Tess", "last_name": "Twice", "organisation": ""})
+    confirm = link_in(mailoutbox[0])
+    assert client.post(confirm).status_code == 302
+    for who in (client, client.__class__()):  # signed in now, or in another browser
+        response = getattr(who, method)(confirm)
+        assert response.status_code == 200
+        doc = page(response)
+        said = text(one(doc, "//main//*[@data-already-confirmed]"))
+        assert said.startswith("This address is confirmed already")
+        assert "expired or is invalid" not in text(one(doc, "//main"))
+    # A link that never was one is still refused as before.
+    forged = confirm.rstrip("/")[:-3] + "xyz/"
+    assert "expired or is invalid" in text(one(page(client.get(forged)), "//main"))

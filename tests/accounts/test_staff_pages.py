@@ -102,6 +102,8 @@ def test_make_someone_the_holder_of_a_namespace(staff_client, staff, body):
     assert html(refused).xpath("//input[@name='holder-nid']/@value") == ["heldnz"]
     assert staff_client.post(url, {"form": "holder", "holder-nid": "HeldNS",
                                    "holder-reason": "Transfer."}).status_code == 302
-    event = NamespaceEvent.objects.get(kind="record_changed")
-    assert event.changes == {"holder": [None, body.email]} and event.comment == "Transfer."
+    event = NamespaceEvent.objects.get(kind="holder_changed")
+    assert event.changes["holder"] == [None, body.email] and event.comment == "Transfer."
+    # The Reference column names the new holder's organisation (tests/review/test_holder_change)
+    assert [r["text"] for r in event.changes["references"][1]] == ["Body of Standards"]
     assert "/iana/namespaces/heldns/" in html(staff_client.get(url)).xpath("//a/@href")

@@ -53,3 +53,40 @@ def test_admin_filter_links_are_targets_of_24px(browser, live_server, db):
         checked += 1
     assert checked >= 5
     context.close()
+
+
+# Each table caption of the page: its width and how many lines its first word takes.
+CAPTIONS = """() => [...document.querySelectorAll("main table caption")].map(c => {
+    const r = c.getBoundingClientRect(); return [c.textContent.trim().slice(0, 30), r.width];
+  })"""
+# Words broken inside: a cell whose text is wider than the cell (the text wraps mid-word).
+BROKEN_WORDS = """(selector) => [...document.querySelectorAll(selector + " th, " + selector
+    + " td")].filter(e => e.offsetParent).filter(e => {
+      const words = e.textContent.trim().split(/\\s+/).filter(Boolean);
+      const range = document.createRange(); range.selectNodeContents(e);
+      const lines = [...range.getClientRects()].map(r => Math.round(r.top));
+      return new Set(lines).size > words.length;
+    }).map(e => e.textContent.trim())"""
+
+
+def test_the_statistics_read_at_390px_and_the_load_table_whole_at_1280px(
+        browser, live_server, registrant, expert):
+    from tests.factories import make_registration
+
+    make_registration(registrant, nid="statsone")
+    client = Client()
+    client.force_login(expert)
+    for viewport in ({"width": 1280, "height": 900}, PHONE):
+        context = browser.new_context(base_url=live_server.url, viewport=viewport)
+        context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "url": live_server.url,
+                              "value": client.cookies[settings.SESSION_COOKIE_NAME].value}])
+        tab = context.new_page()
+        tab.goto(reverse("stats"))
+        main = tab.evaluate("document.querySelector('main').getBoundingClientRect().width")
+        # A caption is as wide as its table's column of text, never a letter wide.
+        narrow = [(c, w) for c, w in tab.evaluate(CAPTIONS) if w < min(main, 600) / 3]
+        assert narrow == [], (viewport, narrow)
+        assert tab.evaluate(BROKEN_WORDS, "table[data-table=load]") == [], viewport
+        if viewport is PHONE:
+            assert tab.evaluate("document.documentElement.scrollHeight") < 6000
+        context.close()

@@ -41,7 +41,7 @@ def test_templates_become_the_version_history_of_imported_namespaces(registry, c
     assert "Namespace ID:\nThis Namespace ID is the same" in isbn.additional_information
     xmpp = page(client.get("/namespaces/xmpp/"))
     template = terms(one(xmpp, "//main//dl[@class='template']"))
-    assert text(template["Registrant"]).startswith("XMPP Standards Foundation")
+    assert text(template["Registrant"]).startswith("Organisation: XMPP Standards Foundation")
     assert text(template["Syntax"]).startswith("Declaration of Syntactic Structure")
 
 

@@ -69,7 +69,7 @@ def registered(registry, staff, registrant):
     ("/api/namespaces/", 200),
     ("/api/namespaces/?kind=informal", 200),
     ("/api/namespaces/?status=deprecated", 200),
-    ("/api/namespaces/?page=9", 400),
+    ("/api/namespaces/?page=9", 404),
     ("/api/namespaces/apitest/", 200),
     ("/api/namespaces/ucode/", 200),
     ("/api/namespaces/urn-8/", 200),

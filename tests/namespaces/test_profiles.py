@@ -5,6 +5,7 @@
 import datetime as dt
 import json
 from io import StringIO
+from urllib.parse import unquote
 
 import pytest
 from django.conf import settings
@@ -221,9 +222,34 @@ def test_resolve(client, registry):
     invalid = client.get("/resolve/urn:ietf:rfc:")
     assert invalid.status_code == 404 and "not valid" in text(
         one(page(invalid), "//main//*[contains(@class, 'alert')]"))
-    for hostile in ("https://evil.example/", "//evil.example", "urn:ietf:rfc:", ""):
+    for hostile in ("https://evil.example/", "//evil.example", "urn:ietf:rfc:"):
         response = client.get("/resolve/", {"urn": hostile})
         assert response.status_code in (400, 404) and not response.has_header("Location")
+
+
+def test_the_empty_resolve_form_is_the_form_with_a_word_not_an_error(client, db):
+    asked = client.get("/resolve/")
+    assert asked.status_code == 200
+    doc = page(asked)
+    assert one(doc, "//main//form//input[@name='urn']").get("value") == ""
+    assert find(doc, "//main//*[@data-empty]") == []
+    sent_empty = client.get("/resolve/", {"urn": "  "})
+    assert sent_empty.status_code == 200 and not sent_empty.has_header("Location")
+    assert text(one(page(sent_empty), "//main//*[@data-empty]")).startswith(
+        "Type a URN to resolve")
+
+
+@pytest.mark.parametrize("encoded", ["%0D%0A", "%0A", "%0D"])
+def test_an_encoded_line_break_in_the_resolve_path_is_the_sites_400_as_in_the_form(
+        client, registry, encoded):
+    """/resolve/<urn> answers what /resolve/?urn= answers: the site's page saying the
+    URN is not one, not the URLconf's 404."""
+    by_path = client.get(f"/resolve/urn:ietf:rfc:2648{encoded}Set-Cookie:x=1")
+    by_form = client.get("/resolve/", {"urn": unquote(f"urn:ietf:rfc:2648{encoded}Set-Cookie:x=1")})
+    assert by_path.status_code == 400 == by_form.status_code
+    alert = text(one(page(by_path), "//main//*[contains(@class, 'alert-danger')]"))
+    assert "is not a URN" in alert
+    assert not by_path.has_header("Location") and not by_path.has_header("Set-Cookie")
 
 
 def test_profiles_json_exports_every_published_profile(client, registry):

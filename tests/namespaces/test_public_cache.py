@@ -140,7 +140,8 @@ def test_messages_reach_the_visitor_through_a_cached_page(client, registry, regi
     response = client.get("/requests/new/?revises=isbn", follow=True)
     tree = lxml_html.fromstring(response.content)
     alert = tree.xpath('//main//div[contains(@class, "alert")]')[0]
-    assert "Start a new version" in alert.text_content()
+    # not the holder of isbn: told why, not pointed to a button they do not have
+    assert "Only the holder of a namespace can revise it." in alert.text_content()
 
 
 def test_the_public_review_list_follows_transitions(client, registrant, expert, staff):
@@ -229,23 +230,20 @@ def test_the_experts_named_on_the_registry_page_follow_role_and_name_changes(cli
 CSRF_VALUE = re.compile(rb'(name="csrfmiddlewaretoken" value=)"[^"]+"')
 
 
-def test_signed_in_pages_are_gzipped_with_the_visitors_part_never_compressed(
-        client, registry, registrant):
-    """BREACH: the visitor's own part (their address, the masked CSRF token) goes in
-    stored, uncompressed blocks beside a search query that an attacker chooses."""
-    client.force_login(registrant)
+def test_signed_in_pages_are_never_compressed(client, registry, registrant):
+    """BREACH: the visitor's own part (their address, the masked CSRF token) is never
+    compressed beside a search query that an attacker chooses; a visitor without a
+    session gets the gzip form of the very same body."""
     path = f"/search/?q={registrant.email}"
-    plain = client.get(path)
-    zipped = client.get(path, HTTP_ACCEPT_ENCODING="gzip, br")
-    assert "Content-Encoding" not in plain and zipped["Content-Encoding"] == "gzip"
-    assert {"Cookie", "Accept-Encoding"} <= {v.strip() for v in zipped["Vary"].split(",")}
-    unzipped = gzip.decompress(zipped.content)
-    assert CSRF_VALUE.sub(rb"\1", unzipped) == CSRF_VALUE.sub(rb"\1", plain.content)
-    nav = lxml_html.fromstring(unzipped).xpath("//nav")[0]
+    anonymous = client.get(path, HTTP_ACCEPT_ENCODING="gzip")
+    assert anonymous["Content-Encoding"] == "gzip"
+    client.force_login(registrant)
+    asked = client.get(path, HTTP_ACCEPT_ENCODING="gzip, br")
+    assert "Content-Encoding" not in asked
+    assert {"Cookie", "Accept-Encoding"} <= {v.strip() for v in asked["Vary"].split(",")}
+    nav = lxml_html.fromstring(asked.content).xpath("//nav")[0]
     assert registrant.email in nav.text_content()
-    assert registrant.email.encode() in zipped.content  # stored as it is: never compressed
-    whole = client.get("/")
-    assert len(client.get("/", HTTP_ACCEPT_ENCODING="gzip").content) < len(whole.content) / 3
+    assert CSRF_VALUE.search(asked.content)
 
 
 def test_after_a_publish_one_process_builds_a_page_and_the_others_wait_for_it(db):

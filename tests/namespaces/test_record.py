@@ -36,7 +36,7 @@ def test_record_change_writes_one_event_with_before_after_and_reason(namespace, 
     namespace.refresh_from_db()
     assert namespace.holder == registrant
     assert [xrefs.label(r) for r in namespace.references] == ["RFC8141"]
-    event = NamespaceEvent.objects.get(namespace=namespace, kind="record_changed")
+    event = NamespaceEvent.objects.get(namespace=namespace, kind="holder_changed")
     assert event.actor == staff and event.comment == "Ticket 4711."
     assert event.changes["holder"] == [None, registrant.email]
     assert event.changes["registered_on"] == ["2026-11-01", "2026-10-30"]

@@ -66,7 +66,7 @@ def test_set_the_holder_and_references_with_a_reason(staff_client, staff, regist
     namespace.refresh_from_db()
     assert namespace.holder == registrant
     assert [xrefs.label(r) for r in namespace.references] == ["RFC8141", "RFC Errata 3188"]
-    event = NamespaceEvent.objects.get(kind="record_changed")
+    event = NamespaceEvent.objects.get(kind="holder_changed")
     assert event.actor == staff and event.comment == "The registrant asked, ticket 12."
     history = html(staff_client.get(URL)).get_element_by_id("history").text_content()
     assert "The registrant asked, ticket 12." in history and registrant.email in history

@@ -92,9 +92,44 @@ def test_rows_only_held_here_are_reported_never_removed(iana_registry, tmp_path)
       <name>xmpp</name>
       <xref type="rfc" data="rfc4854"/>
     </record>""", ""))
+    assert "dropped  xmpp: dropped from fewer.xml; kept here" in run(str(path))
+    assert "1 differences" in run(str(path))
     report = run(str(path), "--apply")
-    assert "missing  xmpp: not in" in report
-    assert Namespace.objects.by_nid("xmpp").exists()
+    assert "dropped  xmpp: dropped from fewer.xml; noted in its history, kept here" in report
+    xmpp = Namespace.objects.by_nid("xmpp").get()
+    event = xmpp.events.get(kind=NamespaceEvent.Kind.DROPPED_AT_IANA)
+    assert event.comment == "No longer in fewer.xml; kept here, as every NID is."
+    # Noted once: the next run names it, records nothing.
+    again = run(str(path), "--apply")
+    assert "its history notes the drop" in again and "In line with" in again
+    assert xmpp.events.filter(kind=NamespaceEvent.Kind.DROPPED_AT_IANA).count() == 1
+
+
+def test_a_nid_dropped_at_iana_leaves_a_trace_in_its_history_and_the_feed(
+        client, iana_registry, tmp_path):
+    path = tmp_path / "fewer.xml"
+    path.write_text(IANA_XML.read_text().replace("""    <record>
+      <name>xmpp</name>
+      <xref type="rfc" data="rfc4854"/>
+    </record>""", ""))
+    run(str(path), "--apply")
+    doc = page(client.get(reverse("namespaces:history", args=["xmpp"])))
+    history = texts(doc, "//table[@id='history']/tbody/tr/td[2]")
+    assert history[0] == "Dropped from IANA's registry"
+    feed = feedparser.parse(client.get(reverse("namespaces:feed")).content)
+    assert "xmpp: dropped from IANA's registry (kept here)" in [e.title for e in feed.entries]
+    assert current_generation().real_change_at is None  # IANA's change, not one made here
+
+
+def test_the_feed_entry_of_a_nid_new_at_iana_gives_its_registration_date(client,
+                                                                          iana_registry,
+                                                                          newer):
+    run(str(newer), "--apply")
+    feed = feedparser.parse(client.get(reverse("namespaces:feed")).content)
+    (entry,) = [e for e in feed.entries if e.title.startswith("New formal namespace: trivore")]
+    registered = Namespace.objects.by_nid("trivore").get().registered_on
+    assert registered is not None
+    assert entry.summary.startswith(f"Registered at IANA on {registered:%Y-%m-%d}.")
 
 
 def test_a_nid_new_at_iana_is_new_not_brought_in_line(client, iana_registry, newer):

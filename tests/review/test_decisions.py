@@ -77,5 +77,6 @@ def test_the_namespace_page_lists_the_decisions_and_nothing_else(client, decided
     doc = page(client.get("/namespaces/decided/"))
     today = timezone.localdate().isoformat()
     assert texts(doc, '//*[@id="review-record"]/following-sibling::ul[1]/li/ul/li') == [
-        f"{today} · {workflow.TRANSITIONS[name].label} ({who.display_name})"
-        for name, who in (("submit", registrant), ("approve", expert), ("register", staff))]
+        f"{today} · {workflow.TRANSITIONS[name].label} ({who})"  # the registrant as published
+        for name, who in (("submit", registrant.organisation), ("approve", expert.display_name),
+                          ("register", staff.display_name))]

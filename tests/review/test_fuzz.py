@@ -1,11 +1,15 @@
 """Arbitrary text into every input a visitor controls: no 500, and what was typed
 comes back to the person who typed it."""
 
+import urllib.parse
+
 import pytest
 from django.urls import reverse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from registry.http_semantics import MAX_QUERY_BYTES
+from registry.namespaces.api import QUERY_URN
 from registry.namespaces.template import TEXT_FIELDS
 from tests.html import field_value, page
 
@@ -13,6 +17,12 @@ FUZZ = settings(max_examples=40, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
 # Any code point, surrogates excluded (they cannot be encoded in a request at all).
 texts = st.text(st.characters(exclude_categories=("Cs",)), max_size=300)
+
+
+def api_status(query: dict[str, str], status: int) -> int:
+    """What the API answers ``query``: ``status``, or 414 when its query string is
+    longer than the API reads (http_semantics.MAX_QUERY_BYTES)."""
+    return 414 if len(urllib.parse.urlencode(query)) > MAX_QUERY_BYTES else status
 
 
 @FUZZ
@@ -35,10 +45,10 @@ def test_the_request_form_never_crashes(client, registrant, nid, purpose, kind, 
 @given(q=texts)
 def test_search_and_lookups_never_crash(client, db, q):
     assert client.get("/search/", {"q": q}).status_code in (200, 302)
-    assert client.get("/api/nid-check", {"nid": q}).status_code == 200
+    assert client.get("/api/nid-check", {"nid": q}).status_code == api_status({"nid": q}, 200)
     api = client.get("/api/check", {"urn": q})
-    assert api.status_code == 200 or (api.status_code == 400 and not q.strip()
-                                      and api.json()["error"])
+    assert api.status_code == api_status({"urn": q}, 200 if QUERY_URN.fullmatch(q) else 400)
+    assert api.json()["results" if api.status_code == 200 else "error"]
     assert client.post("/check/", {"urns": q}).status_code == 200
 
 
@@ -165,10 +175,12 @@ def test_comments_and_decisions_never_crash(client, registrant, expert, body, au
 @given(text=hostile)
 def test_the_public_inputs_never_crash(client, db, text):
     assert client.get("/search/", {"q": text}).status_code == 200
-    assert client.get("/api/nid-check", {"nid": text}).status_code == 200
+    assert client.get("/api/nid-check", {"nid": text}).status_code == api_status(
+        {"nid": text}, 200)
     checked = client.get("/api/nid-check", {"nid": text, "kind": text})
-    assert checked.status_code == (200 if text in ("formal", "informal") else 400)
-    assert client.get("/api/check", {"urn": text}).status_code in (200, 400)
+    assert checked.status_code == api_status({"nid": text, "kind": text},
+                                             200 if text in ("formal", "informal") else 400)
+    assert client.get("/api/check", {"urn": text}).status_code in (200, 400, 414)
     assert client.post("/check/", {"urns": text}).status_code == 200
     for content_type in ("application/json", "text/plain"):
         response = client.post("/api/check", text, content_type=content_type)

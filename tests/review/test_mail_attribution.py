@@ -229,7 +229,9 @@ def test_a_bounce_at_the_return_address_given_by_the_mta_is_believed(in_review):
 
 # --- The quarantine ------------------------------------------------------------------------
 
-def test_staff_attach_quarantined_mail_by_hand(client, in_review, staff, expert, registrant):
+def test_staff_attach_quarantined_mail_by_hand(client, in_review, staff, expert, registrant,
+                                               settings):
+    settings.MAIL_AUTHSERV_ID = "mx.iana.example"  # the registry's MTA, which wrote the field
     held = feed(message(sender="Mallory <mallory@example.com>", to="urn-registry@iana.example",
                         subject=subject_of(in_review), body="Please look at this.",
                         extra="Authentication-Results: mx.iana.example; dkim=pass "
@@ -300,9 +302,36 @@ def test_an_authentication_verdict_is_only_the_receiving_servers(db, settings):
 
     top = "mx.iana.example; dkim=fail; dmarc=fail"
     forged = "mx.iana.example; dkim=pass; dmarc=pass"
-    assert authentication_verdict([top, forged]) == "dmarc=fail dkim=fail (mx.iana.example)"
+    assert authentication_verdict([top, forged], "mx.iana.example") == \
+        "dmarc=fail dkim=fail (mx.iana.example)"
     assert authentication_verdict([forged.replace("mx.iana", "evil")], "mx.iana.example") == ""
     assert authentication_verdict([], "") == ""
+    # Without MAIL_AUTHSERV_ID no field is believed, the topmost included (issue 31 item 5).
+    assert authentication_verdict([forged], "") == ""
+    # A field naming our server below one of another server's: it came with the message.
+    assert authentication_verdict(["relay.example; dkim=none", forged], "mx.iana.example") == ""
+
+
+def test_a_forged_verdict_is_never_shown_to_staff(client, in_review, staff, settings):
+    """A message whose sender wrote "dkim=pass dmarc=pass" for itself: recorded without
+    a verdict, and the page shows none (issue 31 item 5)."""
+    forged = ("Authentication-Results: mx.iana.example; dkim=pass header.d=iana.org; "
+              "dmarc=pass\r\n")
+    settings.MAIL_AUTHSERV_ID = ""  # the default: no MTA of the registry's named
+    record = feed(message(sender="IANA <staff@iana.org>", to="urn-registry@iana.example",
+                          subject=subject_of(in_review), extra=forged))
+    assert record.outcome == "held" and record.authentication == ""
+    # Received by our MTA, which puts its own field on top (RFC 8601 section 5): only
+    # that field's verdict is shown.
+    settings.MAIL_AUTHSERV_ID = "mx.iana.example"
+    ours = "Authentication-Results: mx.iana.example; dkim=fail; dmarc=fail\r\n"
+    record = feed(message(sender="IANA <staff@iana.org>", to="urn-registry@iana.example",
+                          subject=subject_of(in_review), extra=ours + forged,
+                          message_id="<forged.ours@attacker.example>"))
+    assert record.authentication == "dmarc=fail dkim=fail (mx.iana.example)"
+    client.force_login(staff)
+    shown = text(page(client.get(in_review.get_absolute_url())))
+    assert "dmarc=fail dkim=fail" in shown and "dkim=pass" not in shown
 
 
 # --- Outgoing subjects ---------------------------------------------------------------------

@@ -148,7 +148,7 @@ def test_a_failure_inside_is_kept_not_raised(db, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr("registry.review.actions._receive", broken)
+    monkeypatch.setattr("registry.review.actions.mail._receive", broken)
     record = feed(HEAD + b"\r\nbody")
     assert record.outcome == "malformed" and "RuntimeError" in record.reason
 

@@ -130,3 +130,28 @@ def test_text_rules_never_raise_and_split_loses_nothing(text):
     html_to_text(text)
     unflow(text)
     wrap_lines(text)
+
+
+@pytest.mark.parametrize(("label", "in_a_sentence"), [
+    ("Ready for IANA to register", "ready for IANA to register"),
+    ("Awaiting IESG direction", "awaiting IESG direction"),
+    ("In public review", "in public review"),
+    ("IANA staff", "IANA staff"),  # a name in capitals stays as it is written
+    ("Ask IANA to register", "ask IANA to register"),
+    ("A", "a"),
+    ("", ""),
+])
+def test_a_label_inside_a_sentence_keeps_its_names_in_capitals(label, in_a_sentence):
+    from registry.review.mailtext import in_sentence
+
+    assert in_sentence(label) == in_a_sentence
+
+
+def test_every_state_reads_well_inside_a_sentence():
+    from registry.review.mailtext import in_sentence
+    from registry.review.models import State
+
+    for state in State:
+        words = in_sentence(state.label).split()
+        assert words[0] == words[0].lower() or words[0].isupper(), state
+        assert words[1:] == state.label.split()[1:], state

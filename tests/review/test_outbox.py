@@ -2,20 +2,24 @@
 resent by staff; every message of a request threads under its first; and a
 broker outage costs no request a 500 and loses no mail."""
 
+import datetime as dt
 import email
 from email import policy
 
 import pytest
 from django.core import mail
+from django.core.mail import EmailMessage
+from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 from lxml import html as lxml_html
 
 from registry.celery import app
 from registry.review import actions
-from registry.review.models import OutboundMessage, RequestEvent, State
+from registry.review.models import OutboundMessage, RegistrationRequest, RequestEvent, State
+from registry.review.outbox import queue_message
 from registry.review.tasks import requeue_undelivered_mail_task
-from tests.factories import approve, make_registration
+from tests.factories import approve, make_registration, make_user
 from tests.review.test_request_form import form_data
 
 
@@ -247,3 +251,68 @@ def test_a_row_being_sent_is_not_sent_twice(registrant, expert, settings):
         thread.join()
     assert results == ["busy"]
     assert mail.outbox == []
+
+
+def test_a_row_abandoned_mid_send_is_reconciled_and_its_perhaps_sent_copy_left_to_staff(
+        registrant, staff, settings, client, django_capture_on_commit_callbacks):
+    """A worker died while sending (its lease ran out): the copy whose end had gone to
+    the server ("data") is never sent again by the worker; the copy not yet handed over
+    ("sending") is; staff see "Perhaps sent" and their "Send again" sends that copy."""
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    people = [make_user(f"copy{i}@example.org") for i in range(3)]
+    with django_capture_on_commit_callbacks(execute=True):
+        registration = make_registration(registrant, nid="abandoned")
+    with transaction.atomic():
+        locked = RegistrationRequest.objects.select_for_update().get(pk=registration.pk)
+        row = queue_message(EmailMessage(subject="Three copies", body="Hi.\n",
+                                         to=[p.email for p in people]),
+                            registration=locked, audience="people")
+    mail.outbox.clear()
+    OutboundMessage.objects.filter(pk=row.pk).update(
+        state="sending", claim="deadworker", attempts=1,
+        lease_until=timezone.now() - dt.timedelta(seconds=1),
+        copies={"copy0@example.org": {"state": "sent"}, "copy1@example.org": {"state": "data"},
+                "copy2@example.org": {"state": "sending"}})
+    # Not yet abandoned while its lease runs: nobody touches it.
+    OutboundMessage.objects.filter(pk=row.pk).update(
+        lease_until=timezone.now() + dt.timedelta(minutes=1))
+    assert actions.message_deliver(message_pk=row.pk).state == "busy"
+    assert row.pk not in OutboundMessage.objects.overdue(now=timezone.now(), grace=dt.timedelta())
+    OutboundMessage.objects.filter(pk=row.pk).update(
+        lease_until=timezone.now() - dt.timedelta(seconds=1))
+    assert OutboundMessage.objects.overdue(now=timezone.now(), grace=dt.timedelta(minutes=2)) \
+        .filter(pk=row.pk).exists()
+    with django_capture_on_commit_callbacks(execute=True):
+        requeue_undelivered_mail_task()
+    assert [m.to for m in mail.outbox] == [[p.email for p in people]]
+    assert [m.recipients() for m in mail.outbox] == [["copy2@example.org"]]
+    assert {m.extra_headers["Message-ID"] for m in mail.outbox} == {row.message_id}
+    row.refresh_from_db()
+    assert row.state == "uncertain" and row.claim == "" and row.lease_until is None
+    assert {k: v["state"] for k, v in row.copies.items()} == {
+        "copy0@example.org": "sent", "copy1@example.org": "uncertain",
+        "copy2@example.org": "sent"}
+    assert "copy1@example.org" in RequestEvent.objects.get(
+        registration=registration, kind="mail_failed").comment
+    client.force_login(staff)
+    page = lxml_html.fromstring(client.get(registration.get_absolute_url()).content)
+    (cell,) = page.xpath('//table[@id="mail-log"]//tr[contains(@class, "mail-uncertain")]')
+    assert "Perhaps sent" in cell.text_content()
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("review:resend-mail", args=[registration.pk, row.pk]))
+    assert response.status_code == 302
+    assert [m.recipients() for m in mail.outbox] == [["copy1@example.org"]]
+    row.refresh_from_db()
+    assert row.state == "sent"
+
+
+def test_a_row_being_sent_is_not_sent_again_by_staff(registrant, staff,
+                                                     django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        registration = make_registration(registrant, nid="beingsent")
+    row = OutboundMessage.objects.get(registration=registration, audience="review_list")
+    OutboundMessage.objects.filter(pk=row.pk).update(state="sending", attempts=1)
+    row.refresh_from_db()
+    with pytest.raises(actions.TransitionRefused, match="being sent"):
+        actions.message_resend(message=row, actor=staff)

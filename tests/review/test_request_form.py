@@ -335,3 +335,22 @@ def test_a_refused_decision_keeps_what_the_expert_typed_in_its_own_form(client, 
     assert textarea_text(one(doc, '//*[@id="comment-form"]//textarea[@name="body"]')) == ""
     registration.refresh_from_db()
     assert registration.state == "in_review"
+
+
+def test_a_ready_draft_is_submitted_from_its_own_page(logged_in, registrant, expert):
+    draft = make_registration(registrant, nid="frompage", submit=False)
+    doc = page(logged_in.get(draft.get_absolute_url()))
+    button = one(doc, "//*[@id='actions']//button[@name='do'][@value='submit']")
+    assert text(button) == "Submit for public review"  # the form's words, and the README's
+    response = logged_in.post(reverse("review:transition", args=[draft.pk, "submit"]),
+                              {"do": "submit"})
+    assert response.status_code == 302 and response["Location"] == draft.get_absolute_url()
+    draft.refresh_from_db()
+    assert draft.state == State.IN_REVIEW
+
+
+def test_an_unready_draft_offers_the_form_not_the_button(logged_in, registrant):
+    draft = make_registration(registrant, nid="halfdraft", submit=False, purpose="")
+    doc = page(logged_in.get(draft.get_absolute_url()))
+    assert not find(doc, "//*[@id='actions']//button[@value='submit']")
+    assert links(doc, "//*[@id='actions']//a") == [reverse("review:edit", args=[draft.pk])]

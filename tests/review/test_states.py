@@ -43,7 +43,7 @@ def test_what_only_an_open_request_can_be():
     """Reminders, public review, answers by mail and the staff queue are for requests
     under way; nothing final can be edited."""
     for flag in ("reminded", "public_review", "answered_by_mail", "staff_queue",
-                 "standardisation_open"):
+                 "standardisation_open", "review_clock"):
         assert set(states_where(**{flag: True})) <= set(states_where(open=True)), flag
     assert not set(states_where(editable=True)) & set(states_where(final=True))
 
@@ -94,7 +94,7 @@ def test_the_idle_reminder_reads_the_row(monkeypatch, registrant):
             now=timezone.now(), idle=dt.timedelta(days=14)))
 
     assert due() == [registration]
-    _quiet(monkeypatch, registration.state, reminded=False)  # e.g. a request put on hold
+    _quiet(monkeypatch, registration.state, reminds="")  # e.g. a request put on hold
     assert due() == []
 
 
@@ -129,3 +129,24 @@ def test_the_badge_is_the_rows(client, registrant, expert, staff, state):
     badge = one(doc, "//h1/following-sibling::span[1]")
     assert set(badge.get("class").split()) == {"badge", *STATES[state].badge.split()}
     assert text(badge) == STATES[state].label
+
+
+def test_who_is_reminded_first_is_who_can_act_in_the_state():
+    """The ``reminds`` column: where the experts take a move leaving the state, the
+    experts; where only IANA staff can (ready to register, awaiting the IESG), staff;
+    where the registrant is to act (changes requested), the experts, who follow it up."""
+    from registry.accounts.roles import EXPERT_ROLE, STAFF_ROLE
+
+    for row in STATES.values():
+        assert row.reminds in ("", workflow.EXPERTS, workflow.STAFF), row.state
+        if not row.reminds:
+            continue
+        acting = {r for t in TRANSITIONS.values() if row.state in t.sources
+                  and not t.race_only and t.name != "withdraw" for r in t.roles}
+        if EXPERT_ROLE in acting:
+            assert row.reminds == workflow.EXPERTS, row.state
+        elif STAFF_ROLE in acting:
+            assert row.reminds == workflow.STAFF, row.state
+        else:
+            assert row.reminds == workflow.EXPERTS, row.state
+    assert STATES[State.APPROVED].reminds == workflow.STAFF

@@ -127,6 +127,33 @@ def test_the_registrant_picks_the_second_template_and_nothing_of_the_first_stays
     assert [r.get("value") for r in radios] == ["2"]
 
 
+def test_two_templates_in_one_text_offer_a_request_for_the_other_one_too(logged_in,
+                                                                         registrant):
+    first = page(_import(logged_in, private_contact_name="Typed in the first form"))
+    (button,) = first.xpath("//*[@id='import-others']//button[@name='other_template']")
+    assert (button.get("formaction"), button.get("value")) == (reverse("review:new"), "2")
+    assert "Make a request for epcglobal too" in text(button)
+    # The request form as the browser sends it with that button: every field, the text.
+    data = {i.get("name"): i.get("value") or "" for i in first.xpath("//form//input")
+            if i.get("name") and i.get("type") not in ("file", "radio", "submit")}
+    data.update({t.get("name"): t.text_content().lstrip("\n") for t in first.xpath(
+        "//form//textarea")})
+    data["other_template"] = button.get("value")
+    response = logged_in.post(button.get("formaction"), data)
+    assert response.status_code == 200
+    doc = page(response)
+    assert field_value(doc, "proposed_nid") == "epcglobal"
+    assert field_value(doc, "contact_email") == "epcglobal-urn@example.org"
+    # A new request: nothing of the first form's values.
+    assert field_value(first, "private_contact_name") == "Typed in the first form"
+    assert field_value(doc, "private_contact_name") == registrant.get_full_name()
+    assert field_value(doc, "private_contact_email") == registrant.email
+    assert [r.get("value") for r in doc.xpath("//*[@id='template-choice']//input[@checked]")] \
+        == ["2"]
+    assert [b.get("value") for b in doc.xpath("//*[@id='import-others']//button")] == ["1"]
+    assert not RegistrationRequest.objects.filter(registrant=registrant).exists()
+
+
 def test_a_template_number_past_the_last_is_refused_at_the_field(logged_in, registrant):
     response = _import(logged_in, template_number="3")
     assert response.status_code == 400

@@ -4,6 +4,7 @@ message, nothing stored, and what was typed still there."""
 import pytest
 from django.urls import reverse
 
+from registry.review import actions
 from registry.review.models import Comment, RegistrationRequest, RequestEvent
 from tests.factories import complete_values, make_registration
 from tests.html import field_errors, page
@@ -125,8 +126,11 @@ def test_the_standardisation_flag_still_works(client, registrant, expert):
 
 def test_short_fields_are_isolated_from_the_text_around_them(client, registrant):
     # Stored before the policy (or by any other path): still cannot reorder the page.
-    registration = make_registration(registrant, nid="bdinid")
-    RegistrationRequest.objects.filter(pk=registration.pk).update(registrant_organisation=f"x{RLO}gro.live")
+    # The submitted round is what others read (the working copy is its registrant's).
+    draft = make_registration(registrant, nid="bdinid", submit=False)
+    RegistrationRequest.objects.filter(pk=draft.pk).update(registrant_organisation=f"x{RLO}gro.live")
+    registration = actions.registration_transition(registration=draft, transition="submit",
+                                                   actor=registrant)
     for url in (registration.get_absolute_url(), reverse("review:public-review")):
         doc = page(client.get(url))
         isolated = [el.text_content() for el in doc.iter("bdi")]

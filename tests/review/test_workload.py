@@ -14,7 +14,8 @@ from registry.review import actions, workflow
 from registry.review.models import RequestEvent
 from registry.review.tasks import remind_idle_requests_task
 from tests.factories import make_registration, make_user
-from tests.html import field_errors, field_value, find, one, page, text
+from tests.html import field_errors, field_value, find, one, page, text, texts
+from tests.review.helpers import registration_in
 
 TODAY = dt.date(2026, 11, 24)
 
@@ -176,6 +177,52 @@ def test_the_dashboard_shows_each_load_and_assigns_the_suggestion_in_one_click(
     assert event.actor.pk == {"expert": expert, "staff": staff}[persona].pk
 
 
+def test_one_click_assignment_says_so_and_mails_the_assignee(
+        client, registrant, expert, second_expert, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):  # the submissions' mail goes out
+        busy = make_registration(registrant, nid="busytwo")
+        actions.registration_assign(registration=busy, expert=expert, actor=expert)
+        waiting = make_registration(registrant, nid="clicked")
+    client.force_login(expert)
+    form = one(page(client.get("/requests/dashboard/")),
+               f"//form[@action='/requests/{waiting.pk}/assign/'][@data-suggested]")
+    fields = {i.get("name"): i.get("value") for i in find(form, ".//input")
+              if i.get("type") == "hidden"}
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(form.get("action"), fields, follow=True)
+    said = texts(page(response), "//main//*[@role='alert']")
+    assert said == [f"Request #{waiting.pk} (clicked) is assigned to "
+                    f"{second_expert.display_name}; they are told by mail."]
+    assert [m.to for m in mail.outbox] == [[second_expert.email]]
+    assert "assigned request" in mail.outbox[0].body
+    assert waiting.get_absolute_url() in mail.outbox[0].body
+    # Taking it oneself mails nobody.
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(form.get("action"), {**fields, "expert": expert.pk}, follow=True)
+    assert texts(page(response), "//main//*[@role='alert']") == [
+        f"Request #{waiting.pk} (clicked) is assigned to you."]
+    assert mail.outbox == []
+
+
+def test_an_away_assignee_is_marked_on_the_dashboard(client, registrant, expert,
+                                                     second_expert, staff):
+    registration = make_registration(registrant, nid="awaymark")
+    actions.registration_assign(registration=registration, expert=expert, actor=expert)
+    other = make_registration(registrant, nid="heremark")
+    actions.registration_assign(registration=other, expert=second_expert, actor=second_expert)
+    until = timezone.localdate() + dt.timedelta(days=10)
+    _away(expert, until)
+    client.force_login(staff)
+    doc = page(client.get("/requests/dashboard/"))
+    marks = find(doc, "//td[@data-label='Assigned']/*[@data-away]")
+    assert [m.get("data-away") for m in marks] == [str(expert.pk)]
+    assert text(marks[0]).endswith(f"is away until {until:%Y-%m-%d}")
+    row = marks[0].getparent().getparent()
+    assert one(row, ".//a[@class='nid']").text == "awaymark"
+
+
 # --- Escalation -------------------------------------------------------------------------
 
 START = timezone.now()
@@ -236,6 +283,36 @@ def test_with_every_expert_away_staff_hear_at_once(registrant, expert, staff,
     event = RequestEvent.objects.get(registration=registration, kind="escalate_staff")
     assert event.comment == "Still no activity; escalated to IANA staff."
     assert "escalated" in mail.outbox[0].body
+
+
+@pytest.mark.parametrize("state", ["approved", "awaiting_iesg"])
+def test_a_request_only_staff_can_move_on_is_reminded_to_staff_first_and_once(
+        state, registrant, expert, second_expert, staff, django_capture_on_commit_callbacks):
+    """Ready for IANA to register (or awaiting the IESG's direction, which staff record):
+    the experts cannot act, so staff hear at the first idle period, the experts never."""
+    assert workflow.meaning_of(state).reminds == workflow.STAFF
+    people = {"registrant": registrant, "expert": expert, "staff": staff}
+    with django_capture_on_commit_callbacks(execute=True):  # the moves' mail goes out
+        registration = registration_in(state, path="community", people=people,
+                                       nid=f"{state[:5]}staff")
+        actions.registration_assign(registration=registration, expert=expert, actor=expert)
+    steps = [(_run(django_capture_on_commit_callbacks, periods=n),
+              [sorted(m.to) for m in mail.outbox]) for n in (1, 2, 3)]
+    assert steps == [(1, [[staff.email]]), (0, []), (0, [])]
+    event = RequestEvent.objects.get(registration=registration, kind__in=workflow.REMINDER_KINDS)
+    assert event.kind == "remind"
+    assert event.comment.endswith(" days; IANA staff were reminded.")
+
+
+def test_the_reminder_says_the_state_as_it_is_written(registrant, expert, staff,
+                                                      django_capture_on_commit_callbacks):
+    people = {"registrant": registrant, "expert": expert, "staff": staff}
+    with django_capture_on_commit_callbacks(execute=True):
+        registration_in("approved", path="community", people=people, nid="wording")
+    _run(django_capture_on_commit_callbacks, periods=1)
+    (message,) = mail.outbox
+    assert message.to == [staff.email]
+    assert 'has been "ready for IANA to register"' in " ".join(message.body.split())
 
 
 def test_the_command_takes_one_step_per_run_when_told_any_idle_time_counts(

@@ -100,3 +100,23 @@ def test_a_registrant_part_past_its_bound_is_kept_whole_as_leftover():
     text = "Organization: X\n" + "x" * MAX_CHARS
     result = parse_registrant(text)
     assert (result.registrant_organisation, result.leftover) == ("", text)
+
+
+@pytest.mark.parametrize(("text", "organisation", "address"), [
+    ("Example Corp, 1 Main Street, Springfield, IL 62701, USA\n",
+     "Example Corp", "1 Main Street, Springfield, IL 62701, USA"),
+    ("Example Corp, Inc., P.O. Box 12, Springfield, USA\n",
+     "Example Corp, Inc.", "P.O. Box 12, Springfield, USA"),
+    ("Organization: Example Corp, 1 Main Street, Springfield, USA\n",
+     "Example Corp", "1 Main Street, Springfield, USA"),
+    # Not an address: no number, or a single part after the name.
+    ("IETF and the CORE working group, see RFC 7252\n",
+     "IETF and the CORE working group, see RFC 7252", ""),
+    ("ACME, Research and Standards\n", "ACME, Research and Standards", ""),
+])
+def test_an_organisation_and_its_address_on_one_line_are_both_mapped(text, organisation,
+                                                                     address):
+    result = parse_registrant(text)
+    assert (result.registrant_organisation, result.registrant_address) == (organisation,
+                                                                           address)
+    assert result.leftover == ""

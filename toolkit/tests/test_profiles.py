@@ -194,7 +194,8 @@ def test_resolvers_percent_encode_what_they_insert_and_choose_by_prefix():
 
 @pytest.mark.parametrize("url, message", [
     ("http://r.example.org/{nss}", "https://"),
-    ("https://{nss}.example.org/", "host of a resolver URL is fixed"),
+    ("https://{nss}.example.org/", "a variable cannot be part of the host: write the host in "
+                                   "full and the variable after it"),
     ("https://evil@r.example.org/{nss}", "not a host name"),
     ("https://r.example.org/{path}", "unknown variable"),
     ("https://r.example.org/", "inserts the URN"),

@@ -8,8 +8,10 @@ views, forms, templates, mail and the querysets ask (``workflow.can_view(...)``)
   they hold on a request.
 - ``refusals``: the predicates that say no; ``refusal()`` is the one predicate of a
   transition, ``check_transition()`` raises what it finds.
-- ``visibility``: who may see a request, its comments, events, mail and private
-  contact, the dashboard and the staff queue.
+- ``visibility``: who may see a request, its working copy, its comments, events, the
+  words of its mail (``can_read_message``: the mail log, the admin, the mail reader),
+  the private contact (and whose it is when a namespace changes hands), an account's
+  name (``public_name``, ``registrant_label``), the dashboard and the staff queue.
 - ``races``: two open requests proposing one NID, or a NID registered meanwhile.
 - ``workload``: conflicts of interest, availability, suggestions and reminders.
 - ``mail``: who is told, and where a message that arrived goes.
@@ -28,6 +30,7 @@ from registry.review.workflow.mail import (
     answered_by_mail,
     mail_placement,
     moves_answered_by_mail,
+    still_addressed,
     told_about,
 )
 from registry.review.workflow.races import (
@@ -68,7 +71,7 @@ from registry.review.workflow.roles import (
     ROLE_NAMES,
     Visitor,
     is_registrant,
-    roles_of,
+    roles_on,
     signed_in,
 )
 from registry.review.workflow.tables import (
@@ -99,6 +102,9 @@ from registry.review.workflow.visibility import (
     EVENT_READERS,
     can_handle_quarantine,
     can_read_comment,
+    can_read_message,
+    can_read_working_copy,
+    can_see_account_name,
     can_see_dashboard,
     can_see_mail,
     can_see_private_contact,
@@ -109,8 +115,13 @@ from registry.review.workflow.visibility import (
     closing_event,
     comment_audiences,
     comments_visible_to,
+    gave_private_contact,
     hidden_events,
+    own_private_contact,
+    public_name,
+    registrant_label,
     requests_visible_to,
+    salutation,
     was_submitted,
 )
 from registry.review.workflow.workload import (
@@ -171,6 +182,9 @@ __all__ = [
     "can_edit",
     "can_handle_quarantine",
     "can_read_comment",
+    "can_read_message",
+    "can_read_working_copy",
+    "can_see_account_name",
     "can_resend",
     "can_revise",
     "can_see_dashboard",
@@ -191,6 +205,7 @@ __all__ = [
     "conflict_of_interest",
     "edit_refusal",
     "event_label",
+    "gave_private_contact",
     "hidden_events",
     "is_away",
     "is_registrant",
@@ -201,14 +216,18 @@ __all__ = [
     "next_reminder",
     "open_assignments",
     "page_transitions",
+    "own_private_contact",
     "path_of",
+    "public_name",
     "race_of",
     "refusal",
     "registered_meanwhile",
+    "registrant_label",
     "remember_race",
     "requests_visible_to",
     "revise_refusal",
-    "roles_of",
+    "roles_on",
+    "salutation",
     "shows_nid_warnings",
     "signed_in",
     "standardisation_refusal",
@@ -216,6 +235,7 @@ __all__ = [
     "submit_transition",
     "suggested_assignee",
     "suggestion_refusal",
+    "still_addressed",
     "told_about",
     "unavailability",
     "was_submitted",

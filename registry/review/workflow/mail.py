@@ -5,19 +5,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from registry.accounts.roles import EXPERT_ROLE, REGISTRANT_ROLE, STAFF_ROLE
 from registry.review.models import Comment, RegistrationRequest
 from registry.review.workflow.refusals import comment_refusal
-from registry.review.workflow.roles import is_registrant
+from registry.review.workflow.roles import is_registrant, roles_on
 from registry.review.workflow.tables import (
     EXPERTS,
     REGISTRANT,
     REVIEW_LIST,
+    STAFF,
     STATES,
     TRANSITIONS,
     Transition,
     meaning_of,
 )
-from registry.review.workflow.visibility import was_submitted
+from registry.review.workflow.visibility import comment_audiences, was_submitted
 
 if TYPE_CHECKING:
     from registry.accounts.models import User
@@ -59,11 +61,19 @@ def mail_placement(registration: RegistrationRequest, *, via_list: bool, sender:
     proof of who wrote it): the registrant's reply is their answer to the experts;
     an expert's or staff member's is what they may write on the page, internal when
     it answers an internal message. List mail (``via_list``, from anyone: its headers
-    prove nothing) is public and credited to nobody. The rest is held for staff."""
-    if meaning_of(registration.state).initial:
+    prove nothing) is public and credited to nobody, and only while the request is in
+    public review. The rest is held for staff. (The rate of comments applies to mail
+    too: ``mail_limits``.)"""
+    meaning = meaning_of(registration.state)
+    if meaning.initial:
         return None, "The request is a draft, private to its registrant."
     if sender is not None:
         if is_registrant(sender, registration):
+            # The registrant writes by mail when they may write on the page now.
+            if not comment_audiences(registration, sender):
+                return None, ("Sent by the registrant from their reply address, but they may "
+                              "not comment on this request now "
+                              f"({registration.get_state_display()}).")
             return Comment.Audience.REGISTRANT, ""
         # An answer to a message written to the registrant's conversation goes back to
         # it; any other answer (an internal or staff message, or none named) stays
@@ -77,6 +87,29 @@ def mail_placement(registration: RegistrationRequest, *, via_list: bool, sender:
         return None, (f"Sent by {sender.display_name} from their reply address, but they may "
                       f"not write {where} on this request now.")
     if via_list:
+        if not meaning.public_review:
+            return None, ("List mail about a request not in public review now "
+                          f"({registration.get_state_display()}): held for staff, not added "
+                          "to the public discussion.")
         return Comment.Audience.PUBLIC, ""
     return None, ("Not sent to a reply address the registry gave (the only proof of who "
                   "wrote it), nor through the review list: the From line proves nothing.")
+
+
+# The roles a person must still hold to be sent a message written to each audience.
+# Audiences not named (the list's posting, the IESG) need only an active account.
+_STILL_ADDRESSED: dict[str, set[str]] = {
+    EXPERTS: {EXPERT_ROLE, STAFF_ROLE},
+    STAFF: {STAFF_ROLE},
+    REGISTRANT: {REGISTRANT_ROLE, EXPERT_ROLE, STAFF_ROLE},
+}
+
+
+def still_addressed(audience: str, user: User, registration: RegistrationRequest) -> bool:
+    """Whether a message written to ``audience`` and not yet sent still goes to
+    ``user``: not once their account is deactivated, nor once the role that made
+    them one of its audience has ended (the message was written before)."""
+    if not user.is_active:
+        return False
+    needed = _STILL_ADDRESSED.get(audience)
+    return needed is None or bool(roles_on(user, registration) & needed)

@@ -28,7 +28,7 @@ from registry.review.workflow.roles import (
     ROLE_NAMES,
     Visitor,
     is_registrant,
-    roles_of,
+    roles_on,
     signed_in,
 )
 from registry.review.workflow.tables import (
@@ -110,7 +110,7 @@ def refusal(registration: RegistrationRequest, transition: Transition, user: Vis
             inputs: Inputs | None = None, now: dt.datetime | None = None) -> Refused | None:
     """Why ``user`` may not take ``transition`` on ``registration`` now, or None. Without
     ``inputs``, what the person would still have to type is not judged."""
-    roles = roles_of(user, registration)
+    roles = roles_on(user, registration)
     try:
         check_move(transition, state=registration.state, path=path_of(registration),
                    roles=roles)
@@ -184,7 +184,7 @@ def _inputs_refusal(registration: RegistrationRequest, transition: Transition,
     if transition.needs_comment and not inputs.comment.strip():
         return TransitionRefused(f"{transition.needs_comment} is required.", field="comment")
     if transition.decision:
-        ends = registration.review_period_ends()
+        ends = registration.review_period_ends(now)
         if ends and now < ends and not inputs.early_reason.strip():
             return TransitionRefused(
                 f"The public review period ({settings.REVIEW_MIN_DAYS} days) ends on "
@@ -220,8 +220,13 @@ def available(registration: RegistrationRequest, user: Visitor) -> list[Transiti
 
 
 def page_transitions(registration: RegistrationRequest, user: Visitor) -> list[Transition]:
-    """The buttons of the request page: submission happens from the request form."""
-    return [t for t in available(registration, user) if not t.creates_round]
+    """The buttons of the request page: every transition the person may take now, the
+    draft's "Submit for public review" too (the request form has it as well) once its
+    template is ready; until then the form, which marks what is missing, submits it."""
+    moves = available(registration, user)
+    if any(t.creates_round for t in moves) and submission_problems(registration):
+        moves = [t for t in moves if not t.creates_round]
+    return moves
 
 
 def submit_transition(registration: RegistrationRequest) -> Transition | None:
@@ -340,13 +345,16 @@ def can_assign(registration: RegistrationRequest, user: Visitor) -> bool:
 
 
 def check_resend(message: OutboundMessage, user: Visitor) -> None:
-    """IANA staff may send again a message that failed (or is still failing)."""
+    """IANA staff may send again a message that failed (or is still failing), or one
+    perhaps sent (its worker died as the server took it): they decide."""
     if not is_iana_staff(user):
         raise NotAllowed("Only IANA staff send mail again.")
     if message.state == OutboundMessage.Delivery.SENT:
         raise TransitionRefused("This message was sent; there is nothing to send again.")
     if message.state == OutboundMessage.Delivery.PENDING and not message.attempts:
         raise TransitionRefused("This message has not been tried yet; it is on its way.")
+    if message.state == OutboundMessage.Delivery.SENDING:
+        raise TransitionRefused("This message is being sent right now.")
 
 
 def can_resend(message: OutboundMessage, user: Visitor) -> bool:

@@ -34,7 +34,9 @@ def is_registrant(user: Visitor, registration: RegistrationRequest) -> bool:
     return signed_in(user) and user.pk == registration.registrant_id
 
 
-def roles_of(user: Visitor, registration: RegistrationRequest) -> set[str]:
+def roles_on(user: Visitor, registration: RegistrationRequest) -> set[str]:
+    """The roles ``user`` acts in on this registration: its registrant only on their own
+    (the site-wide roles of an account are registry.accounts.roles.roles_of)."""
     roles = set()
     if is_registrant(user, registration):
         roles.add(REGISTRANT_ROLE)

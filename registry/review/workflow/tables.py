@@ -1,9 +1,10 @@
 """The two tables of the review workflow (RFC 8141 sections 6.2 and 6.3).
 
 Every state a request can be in is a row of STATES: what being in it means (open,
-final, editable by the registrant, reminded to the experts when idle, listed for
-public review, answered by the registrant by mail, in IANA staff's queue, its
-badge). Every list, query, reminder, badge and mail rule reads that row.
+final, editable by the registrant, who is reminded first when it sits idle, listed
+for public review, answered by the registrant by mail, in IANA staff's queue, whether
+the public review period runs in it, its badge). Every list, query, reminder, badge,
+mail rule and the review period read that row.
 
 Every move a request can make is a row of TRANSITIONS; each rule that depends on
 the move is a column of that row (the states it leaves, the state it reaches, who
@@ -43,33 +44,44 @@ class StateMeaning:
     open: bool  # submitted and not yet finished: the experts' dashboard, assignable
     final: bool  # the request is over: no transition leaves it
     editable: bool  # its registrant may edit the template
-    reminded: bool  # the experts are reminded when it sits idle
+    # Who is reminded first when it sits idle: whoever can act in the state (EXPERTS, or
+    # STAFF for a request only IANA staff can move on); "" for a state nobody is reminded of.
+    reminds: str
     public_review: bool  # listed on the public review page, with its review period
     answered_by_mail: bool  # a mail from the registrant becomes their answer to the experts
     staff_queue: bool  # IANA staff have to act on it
     standardisation_open: bool  # the experts may still set whether standardisation is involved
+    review_clock: bool  # the public review period runs while the request is in it
+
 
     @property
     def label(self) -> str:
         return str(self.state.label)
 
+    @property
+    def reminded(self) -> bool:
+        """Someone is reminded when it sits idle."""
+        return bool(self.reminds)
+
 
 def _s(state: State, badge: str, *, initial: bool = False, open: bool = False,
-       final: bool = False, editable: bool = False, reminded: bool = False,
+       final: bool = False, editable: bool = False, reminds: str = "",
        public_review: bool = False, answered_by_mail: bool = False,
-       staff_queue: bool = False, standardisation_open: bool = False) -> StateMeaning:
-    return StateMeaning(state, badge, initial, open, final, editable, reminded, public_review,
-                        answered_by_mail, staff_queue, standardisation_open)
+       staff_queue: bool = False, standardisation_open: bool = False,
+       review_clock: bool = False) -> StateMeaning:
+    return StateMeaning(state, badge, initial, open, final, editable, reminds, public_review,
+                        answered_by_mail, staff_queue, standardisation_open, review_clock)
 
 
 STATES: dict[str, StateMeaning] = {row.state.value: row for row in (
     _s(State.DRAFT, "text-bg-light border", initial=True, editable=True),
-    _s(State.IN_REVIEW, "text-bg-primary", open=True, reminded=True, public_review=True,
-       standardisation_open=True),
-    _s(State.CHANGES_REQUESTED, "text-bg-warning", open=True, editable=True, reminded=True,
+    _s(State.IN_REVIEW, "text-bg-primary", open=True, reminds=EXPERTS, public_review=True,
+       standardisation_open=True, review_clock=True),
+    _s(State.CHANGES_REQUESTED, "text-bg-warning", open=True, editable=True, reminds=EXPERTS,
        answered_by_mail=True, standardisation_open=True),
-    _s(State.AWAITING_IESG, "text-bg-info", open=True, reminded=True, staff_queue=True),
-    _s(State.APPROVED, "text-bg-info", open=True, reminded=True, staff_queue=True),
+    # Only IANA staff record the IESG's direction and register: they hear first.
+    _s(State.AWAITING_IESG, "text-bg-info", open=True, reminds=STAFF, staff_queue=True),
+    _s(State.APPROVED, "text-bg-info", open=True, reminds=STAFF, staff_queue=True),
     _s(State.REGISTERED, "text-bg-success", final=True),
     _s(State.REJECTED, "text-bg-secondary", final=True),
     _s(State.WITHDRAWN, "text-bg-secondary", final=True),

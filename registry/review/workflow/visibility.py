@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from django.db.models import Q
 
+from registry.accounts.models import User
 from registry.accounts.roles import (
     EXPERT_ROLE,
     REGISTRANT_ROLE,
@@ -13,8 +14,15 @@ from registry.accounts.roles import (
     is_expert,
     is_iana_staff,
 )
-from registry.review.models import Comment, RegistrationRequest, RequestEvent
-from registry.review.workflow.roles import Visitor, is_registrant, roles_of, signed_in
+from registry.namespaces.models import TemplateVersion
+from registry.review.models import (
+    Comment,
+    InboundMessage,
+    OutboundMessage,
+    RegistrationRequest,
+    RequestEvent,
+)
+from registry.review.workflow.roles import Visitor, is_registrant, roles_on, signed_in
 from registry.review.workflow.tables import CLOSED_STATES, meaning_of
 
 # Timeline events not everyone reads: who may, by role (everything else is public).
@@ -78,7 +86,7 @@ def comment_audiences(registration: RegistrationRequest, user: Visitor) -> list[
     registrant (experts and staff), the experts only (experts, not on their own)."""
     if not signed_in(user) or not can_view(registration, user):
         return []
-    roles = roles_of(user, registration)
+    roles = roles_on(user, registration)
     audiences: list[str] = []
     meaning = meaning_of(registration.state)
     if not meaning.initial and (not meaning.final or roles):
@@ -92,7 +100,7 @@ def comment_audiences(registration: RegistrationRequest, user: Visitor) -> list[
 
 def hidden_events(registration: RegistrationRequest, user: Visitor) -> set[str]:
     """The kinds of timeline event ``user`` may not read on ``registration``."""
-    roles = roles_of(user, registration)
+    roles = roles_on(user, registration)
     return {name for name, readers in EVENT_READERS.items() if not roles & readers}
 
 
@@ -109,12 +117,94 @@ def closing_event(registration: RegistrationRequest,
 def can_see_mail(registration: RegistrationRequest, user: Visitor) -> bool:
     """The mail sent and received about a request (addresses, delivery errors, held
     messages) is for the designated experts and IANA staff."""
-    return bool(roles_of(user, registration) & {EXPERT_ROLE, STAFF_ROLE})
+    return bool(roles_on(user, registration) & {EXPERT_ROLE, STAFF_ROLE})
+
+
+def can_read_message(message: OutboundMessage | InboundMessage, user: Visitor) -> bool:
+    """The words of a mail (its body, or the text that arrived): whoever may read the
+    comment it carries, so the mail of an experts-only comment is the experts' alone,
+    IANA staff's mail log and admin included; a mail that carries no comment, whoever
+    sees the request's mail (a message about no request: whoever handles the
+    quarantine)."""
+    if message.comment_id is not None:
+        assert message.comment is not None  # its id is set
+        return can_read_comment(message.comment, user)
+    if message.registration_id is None:
+        return can_handle_quarantine(user)
+    assert message.registration is not None  # its id is set
+    return can_see_mail(message.registration, user)
+
+
+def can_read_working_copy(registration: RegistrationRequest, user: Visitor) -> bool:
+    """A request's working copy (a draft, or edits after a round was submitted) is its
+    registrant's until they submit it; everyone else reads the rounds submitted."""
+    return is_registrant(user, registration)
+
+
+def registrant_label(registration: RegistrationRequest) -> str:
+    """How every public channel names a request's registrant: the Registrant its
+    submitted template publishes (the organisation, else the contact person), else
+    "the registrant"; never the account's own name, which its owner gave for IANA."""
+    published = getattr(registration, "published_registrant", None)
+    if published is None and hasattr(registration, "round_registrant_organisation"):
+        published = (getattr(registration, "round_registrant_organisation"),  # noqa: B009
+                     getattr(registration, "round_contact_name"))  # noqa: B009 (annotated)
+    if published is None:
+        round_ = registration.latest_round()
+        published = ((round_.registrant_organisation, round_.contact_name) if round_
+                     else ("", ""))
+        setattr(registration, "published_registrant", published)  # noqa: B010 (once per row)
+    organisation, contact = published
+    return (organisation or "").strip() or (contact or "").strip() or "the registrant"
+
+
+def public_name(person: User | None, registration: RegistrationRequest) -> str:
+    """The name pages, feeds and mail give ``person`` acting on ``registration``. An
+    account's name is public where its owner acts in public under it (a comment in the
+    public review, a decision as expert or IANA staff); as the registrant they publish
+    the template's Registrant, not their account (``registrant_label``)."""
+    if person is None:
+        return "the system"
+    if person.pk == registration.registrant_id:
+        return registrant_label(registration)
+    return person.display_name
+
+
+def salutation(person: User, registration: RegistrationRequest) -> str:
+    """How a mail about ``registration`` greets ``person``. The mail is kept, and shown
+    in the request's mail log to its experts and IANA staff: the registrant, whose
+    account's name is for IANA, is greeted without it."""
+    if person.pk == registration.registrant_id:
+        return "Hello,"
+    return person.salutation
+
+
+def can_see_account_name(person: User, user: Visitor) -> bool:
+    """Who may read an account's own name wherever it appears: its owner and IANA
+    staff; everyone, once its owner acts under it in public (``public_name``)."""
+    return (signed_in(user) and user.pk == person.pk) or is_iana_staff(user)
 
 
 def can_see_private_contact(registration: RegistrationRequest, user: Visitor) -> bool:
     """The contact the registrant gave for IANA only: IANA staff and the registrant."""
     return is_registrant(user, registration) or is_iana_staff(user)
+
+
+def gave_private_contact(version: TemplateVersion | None, user: Visitor) -> bool:
+    """Whether the private contact of a published ``version`` is ``user``'s own: they
+    are the registrant of the request that published it. Only then may it start their
+    next version; a new holder starts from their own account, never another person's
+    (a holder change hands over the namespace, not its registrant's home address)."""
+    if version is None or version.source_registration_id is None or not signed_in(user):
+        return False
+    return RegistrationRequest.objects.filter(pk=version.source_registration_id,
+                                              registrant_id=user.pk).exists()
+
+
+def own_private_contact(user: User) -> dict[str, str]:
+    """The private contact a person's new draft starts from: their own account's name
+    and address (IANA may write to the person who asks), nothing of anyone else."""
+    return {"private_contact_name": user.get_full_name(), "private_contact_email": user.email}
 
 
 def can_see_dashboard(user: Visitor) -> bool:

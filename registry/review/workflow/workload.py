@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from registry.review.models import RegistrationRequest, RequestEvent
-from registry.review.workflow.tables import EXPERTS, OPEN_STATES, STAFF
+from registry.review.workflow.tables import EXPERTS, OPEN_STATES, STAFF, meaning_of
 
 if TYPE_CHECKING:
     from registry.accounts.models import User
@@ -74,9 +74,12 @@ def suggested_assignee(registration: RegistrationRequest, experts: Iterable[User
                default=None)
 
 
-# A request idle past the reminder period is brought up once per idle period, each
-# time to more people: its assigned expert (or, unassigned, every available expert),
-# then the other experts, then IANA staff; after that nothing more until someone acts.
+# A request idle past the reminder period is brought up once per idle period, first to
+# whoever can act in its state (the ``reminds`` column of STATES). Where the experts
+# act, each time to more people: its assigned expert (or, unassigned, every available
+# expert), then the other experts, then IANA staff. Where only IANA staff act (ready
+# to register, awaiting the IESG), to IANA staff, once. After that nothing more until
+# someone acts.
 # Each step is a RequestEvent of its kind (counted since the request's last activity).
 REMINDED = RequestEvent.Kind.REMIND
 ESCALATED_TO_EXPERTS = RequestEvent.Kind.ESCALATE
@@ -96,11 +99,16 @@ def next_reminder(registration: RegistrationRequest, *, done: Iterable[str],
                   experts: Iterable[User], staff: Iterable[User],
                   today: dt.date) -> Reminder | None:
     """The next step for an idle ``registration``, given the reminder kinds ``done`` since
-    its last activity; None once staff were told. An expert away, or with a conflict
-    of interest, is never reminded."""
+    its last activity; None once staff were told, or when nobody is reminded in its
+    state. An expert away, or with a conflict of interest, is never reminded."""
     done = set(done)
-    if ESCALATED_TO_STAFF in done:
+    reminds = meaning_of(registration.state).reminds
+    if ESCALATED_TO_STAFF in done or not reminds:
         return None
+    if reminds == STAFF:
+        # The experts cannot act here: nobody but staff is reminded, and once.
+        return None if done else Reminder(REMINDED, STAFF, tuple(staff),
+                                          "No activity; IANA staff were reminded.")
     pool = tuple(e for e in experts if not is_away(e, today=today)
                  and not conflict_of_interest(registration, e))
     assigned = next((e for e in pool if e.pk == registration.assigned_expert_id), None)

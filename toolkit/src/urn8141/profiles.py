@@ -310,7 +310,8 @@ def _url_problem(template: str) -> str | None:
         return "a resolver URL cannot contain spaces or <>\"\\^`|"
     authority = template[len("https://"):].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
     if "{" in authority or "}" in authority:
-        return "the host of a resolver URL is fixed; a variable may only follow it"
+        return ("a variable cannot be part of the host: write the host in full and the "
+                "variable after it, as in https://resolver.example.org/{nss}")
     if not _HOST.fullmatch(authority):
         return f'"{authority}" is not a host name'
     unknown = [v for v in _VARIABLE.findall(template) if v not in RESOLVER_VARIABLES]

@@ -4,9 +4,10 @@
 
 Without --apply (the default) it only reports what differs: new NIDs, changed
 dates, templates and references, informal contacts, people and designated
-experts, and the NIDs only held here. With --apply it records each change through
-the actions, one event each, in one transaction. Without FILE_OR_URL it reads
-the IANA_SYNC_URL setting.
+experts, and the NIDs only held here (registered here, or dropped from IANA's
+registry: kept, the drop noted once in the namespace's history). With --apply it
+records each change through the actions, one event each, in one transaction.
+Without FILE_OR_URL it reads the IANA_SYNC_URL setting.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ class Command(BaseCommand):
             raise CommandError(f"Nothing changed. {exc}") from None
         for change in changes:
             self.stdout.write(str(change))
-        recorded = [c for c in changes if c.what not in sync.REPORTED_ONLY]
+        recorded = [c for c in changes if not c.reported_only]
         if not recorded:
             self.stdout.write(self.style.SUCCESS(f"In line with {source}."))
         elif apply:

@@ -1,12 +1,7 @@
-"""Every write to a registration request goes through one function here.
-
-Each function locks the request row (``select_for_update``), asks the
-workflow table whether the move is allowed, writes the RequestEvent in the same
-transaction as the change, and writes the mail it causes to the outbox in that
-same transaction (``outbox.queue_message``): the worker sends it after commit,
-so a mail failure never rolls back a decision and a broker outage loses nothing.
-Mail's own writes are here too: ``message_deliver`` (the worker's send),
-``message_resend`` (staff) and ``inbound_mail_receive`` (what arrives).
+"""Mail's own writes: ``message_deliver`` (the worker's send, each copy exactly once),
+``message_resend`` (staff), ``inbound_mail_receive`` and ``inbound_message_attach``
+(what arrives, and staff placing it), and what ends when a person leaves a role
+(``person_withdraw``, ``reply_addresses_revoke``).
 """
 
 from __future__ import annotations
@@ -14,27 +9,24 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
+import secrets
 from dataclasses import dataclass
 from functools import partial
 
 from django.conf import settings
-from django.core.mail import get_connection
 from django.db import DataError, IntegrityError, InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
 from registry.accounts.models import User
+from registry.accounts.roles import is_expert
 from registry.namespaces.actions import (
-    RegistryError,
-    namespace_register,
-    profile_text,
     registry_changed,
-    version_publish,
 )
-from registry.namespaces.models import Namespace, TemplateVersion
-from registry.namespaces.template import PROFILE_FIELD, STORED_FIELDS, TEMPLATE_FIELDS
-from registry.review import mails, workflow
+from registry.review import workflow
+from registry.review.actions.registrations import _queue_comment_mails
 from registry.review.inbound import ParsedMail
 from registry.review.inbound import parse as parse_mail
+from registry.review.mail_limits import mail_limit_refusal
 from registry.review.mailaddress import read_reply_address, read_return_address
 from registry.review.models import (
     Comment,
@@ -44,294 +36,20 @@ from registry.review.models import (
     RegistrationRequest,
     ReplyKey,
     RequestEvent,
-    Round,
-    State,
 )
-from registry.review.outbox import as_emails, enqueue, is_our_message_id, queue_message
+from registry.review.outbox import (
+    enqueue,
+    is_our_message_id,
+    lease_end,
+    send_copies,
+)
 from registry.review.workflow import (
-    NotAllowed,
-    NotEditable,
-    Refused,
-    StaleEdit,
-    TransitionRefused,
     check_resend,
-    check_transition,
     mail_placement,
 )
 from registry.text_policy import BIDI_CONTROLS, NONCHARACTERS
 
 logger = logging.getLogger(__name__)
-
-__all__ = [
-    "NotAllowed",
-    "NotEditable",
-    "Refused",
-    "StaleEdit",
-    "TransitionRefused",
-    "inbound_mail_receive",
-    "inbound_message_attach",
-    "message_deliver",
-    "message_resend",
-    "reply_addresses_revoke",
-    "registration_assign",
-    "registration_comment",
-    "registration_create",
-    "registration_remind",
-    "registration_set_standardisation",
-    "registration_transition",
-    "registration_update",
-]
-
-
-def _queue_event_mails(event: RequestEvent, audiences: tuple[str, ...]) -> None:
-    """Write the event's messages to the outbox, in the action's transaction."""
-    for audience in audiences:
-        queue_message(mails.event_message(event, audience), registration=event.registration,
-                      audience=audience, event=event)
-
-
-def _queue_comment_mails(comment: Comment, registration: RegistrationRequest) -> None:
-    """Write a comment's messages to the outbox: to whom the workflow says
-    (``COMMENT_MAIL``); what came from the list is never posted back to it."""
-    for mail_audience in workflow.COMMENT_MAIL[comment.audience]:
-        queue_message(mails.comment_message(comment, mail_audience), registration=registration,
-                      audience=mail_audience, comment=comment)
-
-
-def _clean_values(values: dict[str, str]) -> dict[str, str]:
-    return {name: values.get(name, "") or "" for name in TEMPLATE_FIELDS if name in values}
-
-
-@transaction.atomic
-def registration_create(*, actor: User, kind: str = Namespace.Kind.FORMAL, proposed_nid: str = "",
-                        fast_track: bool = False, values: dict[str, str] | None = None,
-                        revises: Namespace | None = None) -> RegistrationRequest:
-    """Start a draft: a new namespace, or (``revises``) the next version of one the
-    actor holds, starting from its current text."""
-    if revises is not None:
-        revises = Namespace.objects.select_for_update().get(pk=revises.pk)
-        problem = workflow.revise_refusal(revises, actor)
-        if problem is not None:
-            raise problem
-        current = revises.current_version()
-        start = {name: getattr(current, name) for name in STORED_FIELDS} if current else {}
-        # The published profile is carried forward (a namespace imported without
-        # template text may still have one).
-        start[PROFILE_FIELD] = profile_text(revises.profile)
-        start["revision_information"] = ""
-        start.update(_clean_values(values or {}))
-        values = start
-        kind = revises.kind
-        proposed_nid = ""
-        fast_track = fast_track or bool(current and current.fast_track)
-    registration = RegistrationRequest.objects.create(
-        registrant=actor, kind=kind, proposed_nid=proposed_nid if kind == "formal" else "",
-        fast_track=fast_track, revises=revises, **_clean_values(values or {}),
-    )
-    RequestEvent.objects.create(registration=registration, actor=actor,
-                                kind=RequestEvent.Kind.CREATE,
-                                from_state=State.DRAFT, to_state=State.DRAFT)
-    return registration
-
-
-@transaction.atomic
-def registration_update(*, registration: RegistrationRequest, actor: User, edit_version: int,
-                        kind: str,
-                        proposed_nid: str, fast_track: bool,
-                        values: dict[str, str]) -> RegistrationRequest:
-    """Save the working copy of a draft (or of a request sent back for changes).
-    Partial content is fine; completeness is checked at submission."""
-    registration = RegistrationRequest.objects.select_for_update().get(pk=registration.pk)
-    problem = workflow.edit_refusal(registration, actor)
-    if problem is not None:
-        raise problem
-    if edit_version != registration.edit_version:
-        raise StaleEdit(
-            "This request was changed in another window or tab after you opened this form. "
-            "Your text is below; reload the request to see the saved copy before saving again."
-        )
-    if not registration.is_revision:
-        registration.kind = kind
-        registration.proposed_nid = proposed_nid if kind == Namespace.Kind.FORMAL else ""
-    registration.fast_track = fast_track
-    for name, value in _clean_values(values).items():
-        setattr(registration, name, value)
-    registration.edit_version += 1
-    registration.last_activity_at = timezone.now()
-    registration.save()
-    return registration
-
-
-def _make_round(registration: RegistrationRequest, actor: User) -> Round:
-    number = registration.rounds.count() + 1
-    if registration.is_revision:
-        assert registration.revises is not None  # a revision revises a namespace
-        current = registration.revises.versions.order_by("-number").values_list("number", flat=True)
-        version = (current.first() or 0) + 1
-        nid = registration.revises.nid
-    else:
-        version, nid = 1, registration.proposed_nid
-    return Round.objects.create(
-        registration=registration, number=number, nid=nid, kind=registration.kind,
-        fast_track=registration.fast_track, version=version, date=timezone.localdate(),
-        submitted_by=actor, **registration.values(),
-    )
-
-
-def _register(registration: RegistrationRequest, actor: User) -> TemplateVersion:
-    """Publish the last submitted round. Its date, when the registration was requested
-    of IANA, is the version's Date (Appendix A); today is the registration date."""
-    round_ = registration.latest_round()
-    assert round_ is not None  # publishing follows a submission, which made a round
-    values = round_.values()
-    try:
-        if registration.is_revision:
-            assert registration.revises is not None  # a revision revises a namespace
-            return version_publish(namespace=registration.revises, values=values,
-                                   date=round_.date, actor=actor,
-                                   fast_track=registration.fast_track,
-                                   source_registration=registration)
-        namespace = namespace_register(
-            kind=registration.kind, nid=round_.nid or None, values=values,
-            date=timezone.localdate(), requested_on=round_.date, actor=actor,
-            fast_track=registration.fast_track,
-            holder=registration.registrant, source_registration=registration,
-        )
-        return namespace.versions.get(number=1)
-    except RegistryError as exc:
-        raise TransitionRefused(str(exc)) from exc
-
-
-@transaction.atomic
-def registration_transition(*, registration: RegistrationRequest, transition: str, actor: User,
-                            comment: str = "",
-                            early_reason: str = "") -> RegistrationRequest:
-    """Take one transition of the workflow table (see registry.review.workflow)."""
-    registration = (RegistrationRequest.objects.select_for_update(of=("self",))
-                    .select_related("registrant", "revises").get(pk=registration.pk))
-    move = check_transition(registration, transition, actor, comment=comment,
-                            early_reason=early_reason)
-    now = timezone.now()
-    round_ = None
-    if move.creates_round:
-        round_ = _make_round(registration, actor)
-        registration.review_started_at = now
-    if move.publishes:
-        registration.published_version = _register(registration, actor)
-    text = comment.strip()
-    ends = registration.review_period_ends()
-    if move.decision and early_reason.strip() and ends and now < ends:
-        text += f"\n\nDecided before the end of the public review period: {early_reason.strip()}"
-    event = RequestEvent.objects.create(
-        registration=registration, actor=actor, kind=RequestEvent.Kind.TRANSITION,
-        transition=transition, from_state=registration.state, to_state=move.target,
-        comment=text.strip(), round=round_,
-    )
-    registration.state = move.target
-    registration.last_activity_at = now
-    registration.save_with_event()
-    # The public review list and the namespace's pending revision; not the exports (a
-    # registration moved them already, in _register).
-    registry_changed(exports=False)
-    _queue_event_mails(event, workflow.told_about(registration, move))
-    return registration
-
-
-@transaction.atomic
-def registration_assign(*, registration: RegistrationRequest, expert: User | None,
-                        actor: User) -> RegistrationRequest:
-    """Assign a request to a designated expert (an expert may take it themselves)."""
-    registration = RegistrationRequest.objects.select_for_update().get(pk=registration.pk)
-    if expert is not None:  # the policy reads their availability as stored now
-        expert = User.objects.get(pk=expert.pk)
-    problem = workflow.assign_refusal(registration, actor, expert)
-    if problem is not None:
-        raise problem
-    registration.assigned_expert = expert
-    registration.last_activity_at = timezone.now()
-    registration.save(update_fields=["assigned_expert", "last_activity_at", "updated_at"])
-    RequestEvent.objects.create(
-        registration=registration, actor=actor, kind=RequestEvent.Kind.ASSIGN,
-        from_state=registration.state, to_state=registration.state,
-        comment=f"Assigned to {expert.display_name}." if expert else "Unassigned.",
-    )
-    return registration
-
-
-@transaction.atomic
-def registration_set_standardisation(*, registration: RegistrationRequest, involved: bool,
-                                     actor: User,
-                                     comment: str = "") -> RegistrationRequest:
-    """The experts' flag: standardisation is involved, so approval goes to the IESG."""
-    registration = RegistrationRequest.objects.select_for_update().get(pk=registration.pk)
-    problem = workflow.standardisation_refusal(registration, actor)
-    if problem is not None:
-        raise problem
-    registration.standardisation = involved
-    registration.save(update_fields=["standardisation", "updated_at"])
-    RequestEvent.objects.create(
-        registration=registration, actor=actor, kind=RequestEvent.Kind.STANDARDISATION,
-        from_state=registration.state, to_state=registration.state,
-        comment=(("Standardisation is involved: approval goes to the IESG. " if involved
-                  else "No standardisation involved. ") + comment).strip(),
-    )
-    return registration
-
-
-@transaction.atomic
-def registration_remind(*, registration: RegistrationRequest, idle: dt.timedelta,
-                        actor: User | None = None) -> bool:
-    """Bring up a request idle longer than ``idle``, once per idle period, each time to
-    more people (workflow.next_reminder: its expert, the other experts, IANA staff);
-    each step is an event with its mail. Returns whether a step was taken."""
-    now = timezone.now()
-    registration = (RegistrationRequest.objects.needing_reminder(now=now, idle=idle)
-                    .select_for_update().filter(pk=registration.pk).first())
-    if registration is None:
-        return False
-    done = (registration.events.filter(kind__in=workflow.REMINDER_KINDS,
-                                       created_at__gte=registration.last_activity_at)
-            .values_list("kind", flat=True))
-    reminder = workflow.next_reminder(
-        registration, done=done, experts=User.objects.designated_experts().with_load(),
-        staff=User.objects.iana_staff(), today=timezone.localdate(now))
-    if reminder is None:
-        return False
-    registration.reminded_at = now
-    registration.save(update_fields=["reminded_at"])
-    days = (now - registration.last_activity_at).days
-    event = RequestEvent.objects.create(
-        registration=registration, actor=actor, kind=reminder.kind, from_state=registration.state,
-        to_state=registration.state,
-        comment=reminder.summary.replace("No activity", f"No activity for {days} days", 1))
-    queue_message(mails.reminder_message(registration, reminder), registration=registration,
-                  audience=reminder.audience, event=event)
-    return True
-
-
-@transaction.atomic
-def registration_comment(*, registration: RegistrationRequest, actor: User, body: str,
-                         audience: str) -> Comment:
-    """Comment on a request. Anyone signed in may comment publicly while it is in
-    public review; experts also write to the registrant or among themselves."""
-    registration = RegistrationRequest.objects.select_for_update().get(pk=registration.pk)
-    body = body.strip()
-    if not body:
-        raise TransitionRefused("Write a comment first.", field="body")
-    problem = workflow.comment_refusal(registration, actor, audience)
-    if problem is not None:
-        raise problem
-    comment = Comment.objects.create(registration=registration, author=actor, audience=audience,
-                                     body=body, round=registration.latest_round())
-    registration.last_activity_at = timezone.now()
-    registration.save(update_fields=["last_activity_at", "updated_at"])
-    if audience == Comment.Audience.PUBLIC:
-        registry_changed(exports=False)  # the public review page shows the discussion
-    _queue_comment_mails(comment, registration)
-    return comment
-
-
-# --- mail ------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -361,45 +79,89 @@ def message_deliver(*, message_pk: int) -> Delivery:
 
 
 def _deliver_one(message_pk: int) -> Delivery:
-    """Send one row. It is locked while it is sent, so two workers never send it
-    twice; a failure is recorded on the row, and after ``MAIL_MAX_ATTEMPTS`` the row
-    is marked failed for staff."""
+    """Send one row, each copy exactly once (``outbox`` says how). The attempt
+    claims the row, committed, before any SMTP; a row another attempt is sending is
+    left to it unless that attempt's lease ran out (its worker died), and then this
+    one reconciles the copies first. A failure is recorded on the row, and after
+    ``MAIL_MAX_ATTEMPTS`` the row is marked failed for staff."""
+    Copy = OutboundMessage.Copy
     now = timezone.now()
+    claim = secrets.token_hex(8)
     with transaction.atomic():
         row = (OutboundMessage.objects.select_for_update(skip_locked=True)
                .filter(pk=message_pk).first())
         if row is None:
-            return Delivery("busy")  # another worker is sending it right now
-        if row.state != OutboundMessage.Delivery.PENDING:
+            return Delivery("busy")  # another worker is claiming it right now
+        if row.state == OutboundMessage.Delivery.SENDING:
+            if row.lease_until is not None and row.lease_until > now:
+                return Delivery("busy")  # being sent, its sender alive
+            # Its sender died mid-conversation: a copy whose end went out may have been
+            # taken by the server, so it is never sent again by the worker.
+            row.copies = {key: ({**value, "state": Copy.UNCERTAIN}
+                                if value.get("state") == Copy.DATA else value)
+                          for key, value in row.copies.items()}
+        elif row.state != OutboundMessage.Delivery.PENDING:
             return Delivery(row.state)
-        if row.next_attempt_at > now + dt.timedelta(seconds=5):
+        elif row.next_attempt_at > now + dt.timedelta(seconds=5):
             return Delivery("not_due")
+        row.state = OutboundMessage.Delivery.SENDING
+        row.claim = claim
+        row.lease_until = lease_end()
         row.attempts += 1
         row.last_attempt_at = now
-        try:
-            connection = get_connection()
-            connection.send_messages(as_emails(row))
-        except Exception as exc:  # SMTP, network, a refused address: all recorded
-            row.last_error = f"{type(exc).__name__}: {exc}"[:2000]
+        row.save()
+    error = send_copies(row, claim)
+    with transaction.atomic():
+        row = (OutboundMessage.objects.select_for_update(of=("self",))
+               .select_related("registration").get(pk=message_pk))
+        if row.claim != claim:
+            return Delivery("busy")  # taken over by another attempt, which finishes it
+        row.claim = ""
+        row.lease_until = None
+        uncertain = [key for key, value in row.copies.items()
+                     if value.get("state") == Copy.UNCERTAIN]
+        if error is not None:
+            row.last_error = f"{type(error).__name__}: {error}"[:2000]
             if row.attempts >= settings.MAIL_MAX_ATTEMPTS:
                 row.state = OutboundMessage.Delivery.FAILED
                 row.save()
-                RequestEvent.objects.create(
-                    registration_id=row.registration_id, actor=None,
-                    kind=RequestEvent.Kind.MAIL_FAILED,
-                    from_state=row.registration.state, to_state=row.registration.state,
-                    comment=f"“{row.summary}” could not be sent after {row.attempts} "
-                            f"attempts: {row.last_error}")
+                _mail_event(row, f"“{row.summary}” could not be sent after {row.attempts} "
+                                 f"attempts: {row.last_error}")
                 return Delivery(row.state)
             delay = _backoff(row.attempts)
-            row.next_attempt_at = now + delay
+            row.state = OutboundMessage.Delivery.PENDING
+            row.next_attempt_at = timezone.now() + delay
             row.save()
             return Delivery(row.state, retry_in=delay.total_seconds())
+        if uncertain:
+            row.state = OutboundMessage.Delivery.UNCERTAIN
+            named = {"list": "the list's copy", "others": "the other addresses"}
+            whom = "; ".join(named.get(key, key) for key in uncertain)
+            row.last_error = (f"Perhaps sent, perhaps not, to {whom}: the "
+                              "connection was lost after the message was handed over and "
+                              "before the server said it took it. Not sent again, so as "
+                              "not to send it twice; send it again if the recipient did "
+                              "not get it.")[:2000]
+            row.save()
+            _mail_event(row, f"“{row.summary}”: {row.last_error}")
+            return Delivery(row.state)
         row.state = OutboundMessage.Delivery.SENT
-        row.sent_at = now
+        row.sent_at = timezone.now()
         row.last_error = ""
         row.save()
         return Delivery(row.state)
+
+
+def _mail_event(row: OutboundMessage, comment: str) -> None:
+    """A request's timeline says what became of its mail; a notice about no request (a
+    holder change) has its state in the admin only."""
+    registration = row.registration
+    if registration is None:
+        return
+    RequestEvent.objects.create(
+        registration=registration, actor=None, kind=RequestEvent.Kind.MAIL_FAILED,
+        from_state=registration.state, to_state=registration.state,
+        comment=comment[:2000])
 
 
 @transaction.atomic
@@ -411,13 +173,17 @@ def message_resend(*, message: OutboundMessage, actor: User) -> OutboundMessage:
     check_resend(row, actor)
     attempts = row.attempts
     row.state = OutboundMessage.Delivery.PENDING
+    # Staff decided: a copy perhaps sent goes again (same Message-ID).
+    row.copies = {key: value for key, value in row.copies.items()
+                  if value.get("state") == OutboundMessage.Copy.SENT}
     row.attempts = 0
     row.next_attempt_at = timezone.now()
     row.save()
-    RequestEvent.objects.create(
-        registration=row.registration, actor=actor, kind=RequestEvent.Kind.RESEND_MAIL,
-        from_state=row.registration.state, to_state=row.registration.state,
-        comment=f"Sent again: “{row.summary}” ({attempts} failed attempts before).")
+    if row.registration is not None:
+        RequestEvent.objects.create(
+            registration=row.registration, actor=actor, kind=RequestEvent.Kind.RESEND_MAIL,
+            from_state=row.registration.state, to_state=row.registration.state,
+            comment=f"Sent again: “{row.summary}” ({attempts} failed attempts before).")
     transaction.on_commit(partial(enqueue, row.pk), robust=True)
     return row
 
@@ -531,7 +297,8 @@ def _place(parsed: ParsedMail, raw: bytes, source: str, registration: Registrati
     audience, refusal = mail_placement(
         registration, via_list=via_list, sender=sender,
         answered_audience=_answered_audience(parsed, registration))
-    if audience is None:
+    refusal = refusal or mail_limit_refusal(registration, sender)
+    if audience is None or refusal:
         return _record(parsed, raw, source, Outcome.HELD, refusal, registration=registration,
                        verified_sender=sender)
     via = Comment.Via.MAIL if sender is not None else Comment.Via.LIST
@@ -602,6 +369,7 @@ def _receive_bounce(parsed: ParsedMail, raw: bytes, source: str,
         row.state = OutboundMessage.Delivery.FAILED
         row.last_error = f"Bounced: {detail}"[:2000]
         row.save(update_fields=["state", "last_error"])
+    if failed and row.registration is not None:
         RequestEvent.objects.create(
             registration=row.registration, actor=None, kind=RequestEvent.Kind.MAIL_BOUNCED,
             from_state=row.registration.state, to_state=row.registration.state,
@@ -703,6 +471,30 @@ def inbound_message_attach(*, message: InboundMessage, registration: Registratio
     return InboundPlacement.objects.create(message=message, registration=registration,
                                            comment=comment,
                                            actor=actor)
+
+
+@transaction.atomic
+def person_withdraw(*, user: User, why: str, actor: User | None) -> list[int]:
+    """A person's role ended or their account was deactivated (the accounts actions
+    call this in their transaction, after the change): the requests assigned to them
+    and no longer assignable to them are unassigned, each with an event; every reply
+    address given to them is revoked; and the mail not yet sent stops going to them
+    (``workflow.still_addressed``, asked when each copy is made). Returns the
+    requests unassigned."""
+    unassigned = []
+    for registration in (RegistrationRequest.objects.select_for_update()
+                         .filter(assigned_expert=user).order_by("pk")):
+        if is_expert(user) and user.is_active:
+            continue  # still a designated expert (another role of theirs ended)
+        registration.assigned_expert = None
+        registration.save(update_fields=["assigned_expert", "updated_at"])
+        RequestEvent.objects.create(
+            registration=registration, actor=actor, kind=RequestEvent.Kind.ASSIGN,
+            from_state=registration.state, to_state=registration.state,
+            comment=f"Unassigned: {user.display_name} {why}.")
+        unassigned.append(registration.pk)
+    reply_addresses_revoke(user=user, actor=actor)
+    return unassigned
 
 
 @transaction.atomic

@@ -1,0 +1,109 @@
+"""Issue 34: the admin and the request page's mail log are channels of the visibility
+policy too. IANA staff read neither an experts-only comment (in its mail, in the
+admin's comments and outbox), nor a draft nobody submitted, nor a working copy."""
+
+import pytest
+from django.urls import reverse
+
+from registry.review import actions, workflow
+from registry.review.models import Comment, OutboundMessage, RegistrationRequest
+from tests.factories import make_registration
+from tests.html import find, page, text
+
+INTERNAL = "Between us experts: the archive looks dormant."
+DRAFT = "Unsent draft purpose nobody submitted"
+WITHDRAWN = "Withdrawn draft purpose never sent"
+EDITED = "Working copy edit after the round"
+
+
+@pytest.fixture
+def internal_comment(registrant, expert, second_expert, staff, django_capture_on_commit_callbacks):
+    registration = make_registration(registrant, nid="adminpriv")
+    with django_capture_on_commit_callbacks(execute=True):
+        actions.registration_comment(registration=registration, actor=expert, body=INTERNAL,
+                                     audience=Comment.Audience.EXPERTS)
+    return registration
+
+
+def _body(response) -> str:
+    assert response.status_code == 200
+    return text(page(response))
+
+
+def test_staff_read_no_internal_comment_in_the_mail_log(client, internal_comment, staff,
+                                                        second_expert):
+    message = OutboundMessage.objects.get(comment__body=INTERNAL)
+    assert INTERNAL in message.body  # the experts' mail carries it
+    client.force_login(staff)
+    doc = page(client.get(internal_comment.get_absolute_url()))
+    assert find(doc, "//*[@id='mail-log']") or find(doc, "//table"), "staff see the mail log"
+    assert INTERNAL not in text(doc)
+    assert "designated experts only" in text(doc)
+    client.force_login(second_expert)
+    assert INTERNAL in _body(client.get(internal_comment.get_absolute_url()))
+
+
+def test_staff_read_no_internal_comment_in_the_admin(client, internal_comment, staff):
+    message = OutboundMessage.objects.get(comment__body=INTERNAL)
+    client.force_login(staff)
+    for url in (reverse("admin:review_outboundmessage_change", args=[message.pk]),
+                reverse("admin:review_outboundmessage_changelist"),
+                reverse("admin:review_registrationrequest_change", args=[internal_comment.pk])):
+        assert INTERNAL not in _body(client.get(url)), url
+
+
+def test_staff_see_no_draft_nor_working_copy_in_the_admin(client, registrant, expert, staff):
+    draft = make_registration(registrant, nid="admindraft", submit=False, purpose=DRAFT)
+    withdrawn = make_registration(registrant, nid="adminwithdrawn", submit=False,
+                                  purpose=WITHDRAWN)
+    withdrawn = actions.registration_transition(registration=withdrawn, transition="withdraw",
+                                                actor=registrant)
+    sent_back = make_registration(registrant, nid="adminedited")
+    sent_back = actions.registration_transition(registration=sent_back,
+                                                transition="request_changes", actor=expert,
+                                                comment="Please say more.")
+    actions.registration_update(registration=sent_back, actor=registrant,
+                                edit_version=sent_back.edit_version, kind="formal",
+                                proposed_nid="adminedited", fast_track=False,
+                                values={**sent_back.values(), "purpose": EDITED,
+                                        "registrant_organisation": "Edited Org Unsent"})
+    client.force_login(staff)
+    listing = _body(client.get(reverse("admin:review_registrationrequest_changelist")))
+    assert "adminedited" in listing
+    assert "admindraft" not in listing and "adminwithdrawn" not in listing
+    for hidden in (draft, withdrawn):
+        response = client.get(reverse("admin:review_registrationrequest_change",
+                                      args=[hidden.pk]))
+        assert response.status_code in (302, 404) or DRAFT not in _body(response)
+        assert not workflow.can_view(RegistrationRequest.objects.get(pk=hidden.pk), staff)
+    changelist = reverse("admin:review_registrationrequest_changelist")
+    assert "adminedited" not in _body(client.get(changelist, {"q": "Edited Org Unsent"}))
+    assert "adminedited" in _body(client.get(changelist, {"q": registrant.organisation}))
+    page_text = _body(client.get(reverse("admin:review_registrationrequest_change",
+                                         args=[sent_back.pk])))
+    assert EDITED not in page_text
+    assert "Names archive records persistently." in page_text  # the submitted round
+
+
+def test_staff_read_no_experts_answer_by_mail_in_the_admin(client, internal_comment, expert,
+                                                            staff):
+    from email.message import EmailMessage
+
+    from registry.review.mailaddress import reply_address
+    from registry.review.models import InboundMessage
+
+    answer = EmailMessage()
+    answer["From"] = f"Expert <{expert.email}>"
+    answer["To"] = reply_address(registration_pk=internal_comment.pk, user_pk=expert.pk,
+                                 version=0)
+    answer["Subject"] = "Dormant archive, between us"
+    answer["Message-ID"] = "<answer-1@elsewhere.example>"
+    answer.set_content("The archive has not answered in a year.")
+    message = actions.inbound_mail_receive(raw=bytes(answer))
+    assert message.comment.audience == Comment.Audience.EXPERTS
+    client.force_login(staff)
+    for url in (reverse("admin:review_inboundmessage_changelist"),
+                reverse("admin:review_inboundmessage_change", args=[message.pk])):
+        shown = _body(client.get(url))
+        assert "Dormant archive" not in shown and "not answered in a year" not in shown, url
+    assert InboundMessage.objects.filter(pk=message.pk).exists()
