@@ -103,7 +103,6 @@ class RequestAdmin(ViewerMixin, ReadOnlyAdmin):
             "", "<dt>{}</dt><dd style='white-space: pre-wrap'>{}</dd>", rows))
 
 
-
 @admin.register(OutboundMessage)
 class OutboundMessageAdmin(ViewerMixin, ReadOnlyAdmin):
     list_display = ("created_at", "registration", "summary", "audience", "state", "attempts",
@@ -122,7 +121,6 @@ class OutboundMessageAdmin(ViewerMixin, ReadOnlyAdmin):
         return (super().get_queryset(request).select_related("comment__registration")
                 .filter(Q(registration__isnull=True) | Q(
                     registration__in=RegistrationRequest.objects.visible_to(request.user))))
-
 
     @admin.display(description="Body")
     def words(self, obj: OutboundMessage) -> str:
@@ -151,7 +149,9 @@ class InboundMessageAdmin(ViewerMixin, ReadOnlyAdmin):
     list_display = ("received_at", "outcome", "from_address", "shown_subject", "registration",
                     "source")
     list_filter = ("outcome", "source")
-    search_fields = ("message_id", "from_address", "subject")
+    # The subject is searched only where the viewer may read it (get_search_results): a
+    # hit on a hidden subject would tell its words as surely as showing them.
+    search_fields = ("message_id", "from_address")
     list_select_related = ("registration",)
     readonly_fields = ("received_at", "source", "outcome", "reason", "registration", "comment",
                        "bounced_message", "verified_sender", "authentication",
@@ -168,6 +168,13 @@ class InboundMessageAdmin(ViewerMixin, ReadOnlyAdmin):
         return (super().get_queryset(request).select_related("comment__registration")
                 .annotate(readable=ExpressionWrapper(Q(comment__isnull=True) | Exists(visible),
                                                      output_field=BooleanField())))
+
+    def get_search_results(self, request: HttpRequest, queryset: QuerySet,
+                           search_term: str) -> tuple[QuerySet, bool]:
+        found, duplicates = super().get_search_results(request, queryset, search_term)
+        if search_term.strip():
+            found |= queryset.filter(readable=True, subject__icontains=search_term.strip())
+        return found, duplicates
 
     @admin.display(description="Subject")
     def shown_subject(self, obj: InboundMessage) -> str:

@@ -107,3 +107,42 @@ def test_staff_read_no_experts_answer_by_mail_in_the_admin(client, internal_comm
         shown = _body(client.get(url))
         assert "Dormant archive" not in shown and "not answered in a year" not in shown, url
     assert InboundMessage.objects.filter(pk=message.pk).exists()
+
+
+def test_staff_cannot_find_an_experts_answer_by_searching_its_subject(client, internal_comment,
+                                                                       expert, staff):
+    """A search that finds a row by words of a subject the viewer may not read tells
+    those words as surely as showing them: the subject is searched where it is shown."""
+    from email.message import EmailMessage
+
+    from registry.review.mailaddress import reply_address
+
+    answer = EmailMessage()
+    answer["From"] = f"Expert <{expert.email}>"
+    answer["To"] = reply_address(registration_pk=internal_comment.pk, user_pk=expert.pk,
+                                 version=0)
+    answer["Subject"] = "Quarrelsome archive, between us"
+    answer["Message-ID"] = "<answer-2@elsewhere.example>"
+    answer.set_content("Only for the experts.")
+    hidden = actions.inbound_mail_receive(raw=bytes(answer))
+    assert hidden.comment.audience == Comment.Audience.EXPERTS
+    stray = EmailMessage()
+    stray["From"] = "Someone <someone@elsewhere.example>"
+    stray["To"] = "urn-registry@iana.example"
+    stray["Subject"] = "Quarrelsome question for IANA"
+    stray["Message-ID"] = "<stray-2@elsewhere.example>"
+    stray.set_content("Nobody's request.")
+    unplaced = actions.inbound_mail_receive(raw=bytes(stray))
+    assert unplaced.comment is None
+    client.force_login(staff)
+    changelist = reverse("admin:review_inboundmessage_changelist")
+
+    def rows(query: str) -> set[str]:
+        found = page(client.get(changelist, {"q": query}))
+        return {(a.get("href") or "").split("?")[0]
+                for a in find(found, "//table[@id='result_list']//a")}
+
+    change = "admin:review_inboundmessage_change"
+    assert reverse(change, args=[unplaced.pk]) in rows("Quarrelsome")  # a subject they read
+    assert reverse(change, args=[hidden.pk]) not in rows("Quarrelsome")
+    assert reverse(change, args=[hidden.pk]) in rows("answer-2@")  # by what is shown
