@@ -4,34 +4,21 @@ addresses (a reply to an old one waits in the quarantine)."""
 
 from __future__ import annotations
 
-import io
-import sys
-
 import pytest
 from django.core import mail
-from django.core.management import call_command
 
 from registry.accounts import actions as account_actions
 from registry.accounts.roles import EXPERT
 from registry.review import actions
 from registry.review.mailaddress import reply_address
-from registry.review.models import InboundMessage, OutboundMessage, RequestEvent
+from registry.review.models import OutboundMessage, RequestEvent
 from tests.factories import make_registration
+from tests.review.helpers import feed
 
 
 @pytest.fixture(autouse=True)
 def _eager(settings):
     settings.CELERY_TASK_ALWAYS_EAGER = True
-
-
-def feed(raw: bytes) -> InboundMessage:
-    stdin = sys.stdin
-    sys.stdin = io.TextIOWrapper(io.BytesIO(raw))
-    try:
-        call_command("receive_mail")
-    finally:
-        sys.stdin = stdin
-    return InboundMessage.objects.order_by("-id").first()
 
 
 def reply(sender: str, to: str, registration, number: int) -> bytes:
