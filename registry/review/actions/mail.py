@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import DataError, IntegrityError, InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
+from registry.accounts.mail import backoff
 from registry.accounts.models import User
 from registry.accounts.roles import is_expert
 from registry.namespaces.actions import (
@@ -58,10 +59,6 @@ class Delivery:
 
     state: str
     retry_in: float | None = None
-
-
-def _backoff(attempts: int) -> dt.timedelta:
-    return dt.timedelta(seconds=min(30 * 2 ** max(attempts - 1, 0), 3600))
 
 
 def message_deliver(*, message_pk: int) -> Delivery:
@@ -128,7 +125,7 @@ def _deliver_one(message_pk: int) -> Delivery:
                 _mail_event(row, f"“{row.summary}” could not be sent after {row.attempts} "
                                  f"attempts: {row.last_error}")
                 return Delivery(row.state)
-            delay = _backoff(row.attempts)
+            delay = backoff(row.attempts)
             row.state = OutboundMessage.Delivery.PENDING
             row.next_attempt_at = timezone.now() + delay
             row.save()
@@ -196,6 +193,8 @@ _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f"
 
 def _safe_text(text: str) -> str:
     return _UNSAFE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
 MAX_COMMENT_CHARS = 100_000
 
 
