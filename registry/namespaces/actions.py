@@ -577,6 +577,7 @@ def namespace_import(*, record: Record, actor: Any = None, source: str = "",
     return namespace, ["new"]
 
 
+@transaction.atomic
 def namespace_note_dropped(*, namespace: Namespace, source: str = "",
                            actor: Any = None) -> bool:
     """Note in its history that IANA's registry (``source``) no longer lists

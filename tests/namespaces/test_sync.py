@@ -230,3 +230,16 @@ def test_the_history_and_the_feed_never_show_a_path_of_the_server(client, iana_r
 ])
 def test_a_source_is_recorded_as_its_url_or_its_file_name(source, recorded):
     assert sync.recorded_source(source) == recorded
+
+
+@pytest.mark.django_db(transaction=True)
+def test_noting_a_drop_is_a_write_of_its_own(tmp_path):
+    """namespace_note_dropped locks the row and writes the event in one transaction of
+    its own, as every action does, whoever calls it (not only sync.apply's)."""
+    from registry.namespaces.actions import namespace_note_dropped
+
+    call_command("import_registry", str(IANA_XML), verbosity=0)
+    xmpp = Namespace.objects.by_nid("xmpp").get()
+    assert namespace_note_dropped(namespace=xmpp, source="fewer.xml")
+    assert not namespace_note_dropped(namespace=xmpp, source="fewer.xml")  # once per drop
+    assert xmpp.events.filter(kind=NamespaceEvent.Kind.DROPPED_AT_IANA).count() == 1
