@@ -18,7 +18,7 @@ from django.db import DataError, IntegrityError, InterfaceError, OperationalErro
 from django.utils import timezone
 
 from registry.accounts.mail import backoff
-from registry.accounts.models import User
+from registry.accounts.models import AccountEvent, User
 from registry.accounts.roles import is_expert
 from registry.namespaces.actions import (
     registry_changed,
@@ -492,18 +492,21 @@ def person_withdraw(*, user: User, why: str, actor: User | None) -> list[int]:
             from_state=registration.state, to_state=registration.state,
             comment=f"Unassigned: {user.display_name} {why}.")
         unassigned.append(registration.pk)
-    reply_addresses_revoke(user=user, actor=actor)
+    reply_addresses_revoke(user=user, actor=actor, reason=f"{user.display_name} {why}.")
     return unassigned
 
 
 @transaction.atomic
-def reply_addresses_revoke(*, user: User, actor: User | None) -> int:
+def reply_addresses_revoke(*, user: User, actor: User | None, reason: str = "") -> int:
     """Revoke every reply address given to ``user`` so far (a leaked one, a person
     leaving): raises their key version; mail to an old address goes to quarantine.
-    Returns the new version."""
+    The account's history says so (who, why). Returns the new version."""
     key, _created = ReplyKey.objects.select_for_update().get_or_create(user=user)
     key.version += 1
     key.save(update_fields=["version", "changed_at"])
+    AccountEvent.objects.create(user=user, actor=actor,
+                                kind=AccountEvent.Kind.REPLY_ADDRESSES_REVOKED,
+                                reason=reason or "Every reply address given so far revoked.")
     logger.info("Reply addresses of user %s revoked by %s (version %s).", user.pk,
                 actor.pk if actor else "a command", key.version)
     return key.version
