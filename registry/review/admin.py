@@ -46,6 +46,14 @@ def viewer_of(obj) -> Visitor:
     return getattr(obj, "viewer", None) or AnonymousUser()
 
 
+# What a mail row's list and page read with it: the comment it carries (asked of the
+# policy) and its request, which names itself by its NID (its version's, or that of the
+# namespace it revises). In get_queryset, not list_select_related: the changelist
+# ignores that once the queryset selects anything related.
+_MAIL_ROW_RELATED = ("comment__registration", "registration__published_version",
+                     "registration__revises")
+
+
 class RoundInline(ReadOnlyInline):
     model = Round
     fields = ("number", "version", "nid", "date", "submitted_by", "submitted_at")
@@ -109,7 +117,6 @@ class OutboundMessageAdmin(ViewerMixin, ReadOnlyAdmin):
                     "sent_at")
     list_filter = ("state", "audience")
     search_fields = ("message_id", "subject", "summary", "registration__proposed_nid")
-    list_select_related = ("registration",)
     readonly_fields = ("registration", "event", "comment", "audience", "summary", "message_id",
                        "from_email", "to", "cc", "reply_to", "subject", "headers", "words",
                        "state", "attempts", "last_error", "created_at", "next_attempt_at",
@@ -118,7 +125,7 @@ class OutboundMessageAdmin(ViewerMixin, ReadOnlyAdmin):
     actions = ["resend"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
-        return (super().get_queryset(request).select_related("comment__registration")
+        return (super().get_queryset(request).select_related(*_MAIL_ROW_RELATED)
                 .filter(Q(registration__isnull=True) | Q(
                     registration__in=RegistrationRequest.objects.visible_to(request.user))))
 
@@ -152,7 +159,6 @@ class InboundMessageAdmin(ViewerMixin, ReadOnlyAdmin):
     # The subject is searched only where the viewer may read it (get_search_results): a
     # hit on a hidden subject would tell its words as surely as showing them.
     search_fields = ("message_id", "from_address")
-    list_select_related = ("registration",)
     readonly_fields = ("received_at", "source", "outcome", "reason", "registration", "comment",
                        "bounced_message", "verified_sender", "authentication",
                        "message_id", "from_name", "from_address",
@@ -165,7 +171,7 @@ class InboundMessageAdmin(ViewerMixin, ReadOnlyAdmin):
         became no comment, or one they may read), for the list as for the page."""
         visible = Comment.objects.filter(pk=OuterRef("comment_id")).filter(
             workflow.comments_visible_to(request.user))
-        return (super().get_queryset(request).select_related("comment__registration")
+        return (super().get_queryset(request).select_related(*_MAIL_ROW_RELATED)
                 .annotate(readable=ExpressionWrapper(Q(comment__isnull=True) | Exists(visible),
                                                      output_field=BooleanField())))
 

@@ -146,3 +146,45 @@ def test_staff_cannot_find_an_experts_answer_by_searching_its_subject(client, in
     assert reverse(change, args=[unplaced.pk]) in rows("Quarrelsome")  # a subject they read
     assert reverse(change, args=[hidden.pk]) not in rows("Quarrelsome")
     assert reverse(change, args=[hidden.pk]) in rows("answer-2@")  # by what is shown
+
+
+@pytest.mark.parametrize("changelist", ["admin:review_outboundmessage_changelist",
+                                        "admin:review_inboundmessage_changelist"])
+def test_the_mail_lists_cost_the_same_queries_for_any_number_of_requests(
+        client, registrant, expert, staff, changelist, django_capture_on_commit_callbacks):
+    """Each row names its request by its NID (a revision's is its namespace's): read
+    with the rows, not once a row."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.factories import approve
+
+    def queries() -> int:
+        client.force_login(staff)
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(reverse(changelist)).status_code == 200
+        return len(captured)
+
+    def mail_about_a_revision(nid: str) -> None:
+        with django_capture_on_commit_callbacks(execute=True):
+            registered = approve(make_registration(registrant, nid=nid), expert, staff,
+                                 register=True)
+        namespace = registered.published_version.namespace
+        revision = actions.registration_create(
+            actor=registrant, revises=namespace,
+            values={"revision_information": "A second version."})
+        revision = actions.registration_transition(registration=revision, transition="submit",
+                                                   actor=registrant)
+        from registry.review.mailaddress import reply_address
+
+        answer = (f"From: {registrant.email}\r\nTo: "
+                  f"{reply_address(registration_pk=revision.pk, user_pk=registrant.pk, version=0)}"
+                  f"\r\nSubject: Re: revision\r\nMessage-ID: <{nid}@elsewhere.example>\r\n"
+                  "Content-Type: text/plain\r\n\r\nMore.\r\n").encode()
+        actions.inbound_mail_receive(raw=answer)
+
+    mail_about_a_revision("adminone")
+    few = queries()
+    for n in range(3):
+        mail_about_a_revision(f"adminmore{n}")
+    assert queries() == few
