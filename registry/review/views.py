@@ -279,8 +279,8 @@ def _save(request, registration: RegistrationRequest | None):
                 fast_track=data["fast_track"], values=values, form_token=data["form_token"],
                 submit=submitting,
             )
-            if submitting:
-                move = workflow.TRANSITIONS["submit"]
+            if submitting:  # the move a new request's submission took (the table's)
+                move = workflow.submit_transition(form.instance)
                 submitting = False
         else:
             registration = actions.registration_update(
