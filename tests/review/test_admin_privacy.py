@@ -25,6 +25,23 @@ def internal_comment(registrant, expert, second_expert, staff, django_capture_on
     return registration
 
 
+def experts_answer(registration, expert, *, subject: str, number: int, body: str) -> bytes:
+    """An expert's answer by mail to an internal message: sent to their reply address, so
+    it becomes an experts-only comment."""
+    from email.message import EmailMessage
+
+    from registry.review.mailaddress import reply_address
+
+    answer = EmailMessage()
+    answer["From"] = f"Expert <{expert.email}>"
+    answer["To"] = reply_address(registration_pk=registration.pk, user_pk=expert.pk,
+                                 version=0)
+    answer["Subject"] = subject
+    answer["Message-ID"] = f"<answer-{number}@elsewhere.example>"
+    answer.set_content(body)
+    return bytes(answer)
+
+
 def _body(response) -> str:
     assert response.status_code == 200
     return text(page(response))
@@ -87,19 +104,11 @@ def test_staff_see_no_draft_nor_working_copy_in_the_admin(client, registrant, ex
 
 def test_staff_read_no_experts_answer_by_mail_in_the_admin(client, internal_comment, expert,
                                                             staff):
-    from email.message import EmailMessage
-
-    from registry.review.mailaddress import reply_address
     from registry.review.models import InboundMessage
 
-    answer = EmailMessage()
-    answer["From"] = f"Expert <{expert.email}>"
-    answer["To"] = reply_address(registration_pk=internal_comment.pk, user_pk=expert.pk,
-                                 version=0)
-    answer["Subject"] = "Dormant archive, between us"
-    answer["Message-ID"] = "<answer-1@elsewhere.example>"
-    answer.set_content("The archive has not answered in a year.")
-    message = actions.inbound_mail_receive(raw=bytes(answer))
+    message = actions.inbound_mail_receive(raw=experts_answer(
+        internal_comment, expert, subject="Dormant archive, between us", number=1,
+        body="The archive has not answered in a year."))
     assert message.comment.audience == Comment.Audience.EXPERTS
     client.force_login(staff)
     for url in (reverse("admin:review_inboundmessage_changelist"),
@@ -115,16 +124,9 @@ def test_staff_cannot_find_an_experts_answer_by_searching_its_subject(client, in
     those words as surely as showing them: the subject is searched where it is shown."""
     from email.message import EmailMessage
 
-    from registry.review.mailaddress import reply_address
-
-    answer = EmailMessage()
-    answer["From"] = f"Expert <{expert.email}>"
-    answer["To"] = reply_address(registration_pk=internal_comment.pk, user_pk=expert.pk,
-                                 version=0)
-    answer["Subject"] = "Quarrelsome archive, between us"
-    answer["Message-ID"] = "<answer-2@elsewhere.example>"
-    answer.set_content("Only for the experts.")
-    hidden = actions.inbound_mail_receive(raw=bytes(answer))
+    hidden = actions.inbound_mail_receive(raw=experts_answer(
+        internal_comment, expert, subject="Quarrelsome archive, between us", number=2,
+        body="Only for the experts."))
     assert hidden.comment.audience == Comment.Audience.EXPERTS
     stray = EmailMessage()
     stray["From"] = "Someone <someone@elsewhere.example>"
