@@ -597,11 +597,7 @@ def namespace_note_dropped(*, namespace: Namespace, source: str = "",
 
 def already_noted_dropped(namespace: Namespace) -> bool:
     """Whether the newest of the namespace's events from IANA's registry notes a drop."""
-    latest = (namespace.events.filter(kind__in=(
-        NamespaceEvent.Kind.IMPORTED, NamespaceEvent.Kind.ADDED_FROM_IANA,
-        NamespaceEvent.Kind.SYNCED, NamespaceEvent.Kind.DROPPED_AT_IANA))
-        .order_by("-created_at", "-id").values_list("kind", flat=True).first())
-    return latest == NamespaceEvent.Kind.DROPPED_AT_IANA
+    return Namespace.objects.filter(pk=namespace.pk).noted_dropped_at_iana().exists()
 
 
 def _person_values(person: IanaPerson) -> dict[str, Any]:
