@@ -14,7 +14,6 @@ from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, 
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
-from registry.accounts.roles import is_iana_staff
 from registry.admin_base import ReadOnlyAdmin, ReadOnlyInline
 from registry.namespaces.template import PRIVATE_FIELDS, TEMPLATE_FIELDS, field_label
 from registry.review import workflow
@@ -136,7 +135,7 @@ class OutboundMessageAdmin(ViewerMixin, ReadOnlyAdmin):
         return format_html("<pre style='white-space: pre-wrap'>{}</pre>", obj.body)
 
     def has_resend_permission(self, request) -> bool:
-        return is_iana_staff(request.user)
+        return workflow.sends_mail_again(request.user)
 
     @admin.action(description="Send the selected messages again", permissions=["resend"])
     def resend(self, request, queryset):

@@ -64,6 +64,7 @@ from registry.review.workflow.refusals import (
     page_transitions,
     refusal,
     revise_refusal,
+    sends_mail_again,
     standardisation_refusal,
     submit_transition,
 )
@@ -228,6 +229,7 @@ __all__ = [
     "revise_refusal",
     "roles_on",
     "salutation",
+    "sends_mail_again",
     "shows_nid_warnings",
     "signed_in",
     "standardisation_refusal",
