@@ -10,7 +10,7 @@ mail's words only to those who may read the comment it carries."""
 
 from django.contrib import admin, messages
 from django.contrib.auth.models import AnonymousUser
-from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
@@ -168,11 +168,8 @@ class InboundMessageAdmin(ViewerMixin, ReadOnlyAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         """Each row knows whether its words are the viewer's to read (``readable``: it
         became no comment, or one they may read), for the list as for the page."""
-        visible = Comment.objects.filter(pk=OuterRef("comment_id")).filter(
-            workflow.comments_visible_to(request.user))
         return (super().get_queryset(request).select_related(*_MAIL_ROW_RELATED)
-                .annotate(readable=ExpressionWrapper(Q(comment__isnull=True) | Exists(visible),
-                                                     output_field=BooleanField())))
+                .annotate(readable=workflow.inbound_readable_by(request.user)))
 
     def get_search_results(self, request: HttpRequest, queryset: QuerySet,
                            search_term: str) -> tuple[QuerySet, bool]:

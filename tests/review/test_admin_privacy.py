@@ -190,3 +190,29 @@ def test_the_mail_lists_cost_the_same_queries_for_any_number_of_requests(
     for n in range(3):
         mail_about_a_revision(f"adminmore{n}")
     assert queries() == few
+
+
+def test_a_second_delivery_of_an_experts_answer_is_as_private_as_the_first(
+        client, internal_comment, expert, staff):
+    """The same message delivered again (an MTA's retry, a copy to a second address) is
+    recorded as a duplicate, which carries no comment of its own; its words are still the
+    experts' answer, and staff read them no more than the first's: not in the admin, not
+    on the request page, not as the raw message."""
+    raw = experts_answer(internal_comment, expert, subject="Hushed archive, between us",
+                         number=3, body="Nobody else should read this twice.")
+    first = actions.inbound_mail_receive(raw=raw)
+    again = actions.inbound_mail_receive(raw=raw)
+    assert first.comment.audience == Comment.Audience.EXPERTS
+    assert again.outcome == "duplicate" and again.comment is None
+    assert again.registration_id == internal_comment.pk
+    client.force_login(staff)
+    for url in (reverse("admin:review_inboundmessage_changelist"),
+                reverse("admin:review_inboundmessage_change", args=[again.pk]),
+                internal_comment.get_absolute_url()):
+        shown = _body(client.get(url))
+        assert "Hushed archive" not in shown and "Nobody else" not in shown, url
+    found = page(client.get(reverse("admin:review_inboundmessage_changelist"),
+                            {"q": "Hushed"}))
+    assert not find(found, "//table[@id='result_list']//tbody/tr")  # nor found by its subject
+    assert client.get(reverse("review:quarantine-raw", args=[again.pk])).status_code == 404
+    assert not workflow.can_read_message(again, staff)
