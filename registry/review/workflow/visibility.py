@@ -148,7 +148,7 @@ def _repeated_comments(message: InboundMessage) -> list[Comment]:
     return list(Comment.objects.filter(carried).select_related("registration"))
 
 
-def inbound_readable_by(user: Visitor) -> ExpressionWrapper:
+def inbound_readable_by(user: Visitor) -> ExpressionWrapper[Q]:
     """``can_read_message``'s comment rules for many received messages at once, as an
     annotation (the admin's list, the request page's held mail): the comment it became is
     one ``user`` may read, or it became none and repeats no comment they may not read.
