@@ -216,3 +216,21 @@ def test_a_second_delivery_of_an_experts_answer_is_as_private_as_the_first(
     assert not find(found, "//table[@id='result_list']//tbody/tr")  # nor found by its subject
     assert client.get(reverse("review:quarantine-raw", args=[again.pk])).status_code == 404
     assert not workflow.can_read_message(again, staff)
+
+
+def test_our_own_internal_message_come_back_is_as_private_as_when_it_left(
+        client, internal_comment, staff):
+    """The experts' copy of an internal comment that comes back (a forward, a list that
+    echoes it) is recorded as our own message come back: its words stay the experts'."""
+    sent = OutboundMessage.objects.get(comment__body=INTERNAL)
+    echo = (f"From: Expert <expert@example.org>\r\nTo: urn-registry@iana.example\r\n"
+            f"Subject: {sent.subject}\r\nMessage-ID: {sent.message_id}\r\n"
+            f"Content-Type: text/plain; charset=utf-8\r\n\r\n{sent.body}\r\n").encode()
+    back = actions.inbound_mail_receive(raw=echo)
+    assert back.outcome == "loop" and back.comment is None
+    assert back.registration_id == internal_comment.pk
+    assert not workflow.can_read_message(back, staff)
+    client.force_login(staff)
+    assert INTERNAL not in _body(client.get(reverse("admin:review_inboundmessage_change",
+                                                    args=[back.pk])))
+    assert client.get(reverse("review:quarantine-raw", args=[back.pk])).status_code == 404
