@@ -225,8 +225,8 @@ def test_hostile_grammars_are_refused_with_a_message(kind, text, message):
 ])
 def test_grammars_at_the_bounds_compile_on_a_deep_stack(kind, text, example):
     """As deep and as wide as the bounds let a grammar be, with 600 frames already on
-    the stack: every step (reading, resolving, the NFA, the patterns) stays within
-    Python's stack, in well under a second."""
+    the stack: every step (reading, resolving, the NFA, the LL(1) analysis, factoring,
+    the patterns) stays within Python's stack, in well under a second."""
     start = time.perf_counter()
     grammar = deep_stack(600, lambda: compile_syntax(kind, text))
     assert time.perf_counter() - start < 10  # 0.3 s for the widest on a quiet machine
