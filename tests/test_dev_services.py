@@ -1,6 +1,7 @@
-"""`python3 dev.py start --services`: the production-like stack's plan (its own ports,
-gunicorn as production runs it, a worker and beat, mail to a local sink), the demo seeded
-with its mail kept local whatever the broker, and the SMTP sink writing each mail."""
+"""`python3 dev.py start --services` (devtools/services.py): the production-like stack's
+plan (its own ports, gunicorn as production runs it, a worker and beat, mail to a local
+sink), the demo seeded with its mail kept local whatever the broker, and the SMTP sink
+writing each mail."""
 
 import importlib.util
 import smtplib
@@ -11,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from devtools import services
+from devtools.base import seeding_env
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -18,14 +22,14 @@ ROOT = Path(__file__).resolve().parents[1]
 def dev():
     spec = importlib.util.spec_from_file_location("dev", ROOT / "dev.py")
     module = importlib.util.module_from_spec(spec)
-    sys.modules["dev"] = module  # dataclasses look their module up
+    sys.modules["dev"] = module
     spec.loader.exec_module(module)
     yield module
     del sys.modules["dev"]
 
 
-def test_the_plan_runs_each_part_on_its_own_port(dev):
-    plan = dev.service_plan("127.0.0.1:8341", root=False, nginx=None)
+def test_the_plan_runs_each_part_on_its_own_port():
+    plan = services.service_plan("127.0.0.1:8341", root=False, nginx=None)
     assert plan.ports == {"postgresql": 8342, "broker": 8343, "cache": 8344, "smtp": 8345}
     assert len({*plan.ports.values(), 8341}) == 5
     names = [process.name for process in plan.processes]
@@ -46,17 +50,17 @@ def test_the_plan_runs_each_part_on_its_own_port(dev):
     assert "CELERY_TASK_ALWAYS_EAGER" not in env  # the worker does the work, as in production
 
 
-def test_as_root_postgresql_runs_as_its_own_user_outside_the_checkout(dev):
-    plan = dev.service_plan("127.0.0.1:8341", root=True, nginx=None)
+def test_as_root_postgresql_runs_as_its_own_user_outside_the_checkout():
+    plan = services.service_plan("127.0.0.1:8341", root=True, nginx=None)
     assert plan.postgres_user == "postgres"
     assert not plan.postgres_data.is_relative_to(ROOT)
     assert plan.processes[0].user == "postgres"
 
 
-def test_the_demo_is_seeded_with_its_mail_kept_local_whatever_the_broker(dev, monkeypatch):
+def test_the_demo_is_seeded_with_its_mail_kept_local_whatever_the_broker():
     from registry.review.management.commands import seed_demo
 
-    env = dev.seeding_env(dev.service_plan("127.0.0.1:8341", root=False, nginx=None).env)
+    env = seeding_env(services.service_plan("127.0.0.1:8341", root=False, nginx=None).env)
     assert env["CELERY_TASK_ALWAYS_EAGER"] == "true"
     assert env["EMAIL_BACKEND"] in seed_demo.LOCAL_MAIL_BACKENDS
     # What seed_demo checks, under those settings: no refusal.
@@ -66,13 +70,13 @@ def test_the_demo_is_seeded_with_its_mail_kept_local_whatever_the_broker(dev, mo
         assert seed_demo.refusal() is None
 
 
-def test_nginx_when_installed_answers_in_front_with_the_deploy_snippet(dev):
-    plan = dev.service_plan("127.0.0.1:8341", root=False, nginx="/usr/sbin/nginx")
+def test_nginx_when_installed_answers_in_front_with_the_deploy_snippet():
+    plan = services.service_plan("127.0.0.1:8341", root=False, nginx="/usr/sbin/nginx")
     assert plan.ports["gunicorn"] == 8346 and plan.env["BIND"] == "127.0.0.1:8346"
     assert plan.processes[-1].name == "nginx" and plan.processes[-1].argv[0] == "/usr/sbin/nginx"
     assert plan.env["EXPORT_ACCEL_REDIRECT"] == "/_exports/"
     assert plan.env["TRUSTED_PROXIES"] == "127.0.0.1"
-    config = dev.nginx_config(8346, "127.0.0.1:8341", Path("/x/exports"), root=False)
+    config = services.nginx_config(8346, "127.0.0.1:8341", Path("/x/exports"), root=False)
     snippet = (ROOT / "deploy" / "nginx-registry.conf").read_text()
     assert "listen 127.0.0.1:8341;" in config and "proxy_pass http://127.0.0.1:8346;" in config
     assert "alias /x/exports/;" in config and "X-Forwarded-Proto $scheme;" in config
@@ -81,7 +85,7 @@ def test_nginx_when_installed_answers_in_front_with_the_deploy_snippet(dev):
         if not any(value in line for value in ("urn_registry;", "/var/lib/urn-registry",
                                                 "X-Forwarded-Proto")):
             assert line in config
-    assert "user root;" in dev.nginx_config(8346, "127.0.0.1:8341", Path("/x"), root=True)
+    assert "user root;" in services.nginx_config(8346, "127.0.0.1:8341", Path("/x"), root=True)
 
 
 @pytest.mark.parametrize("argv", [["--services", "8341", "extra"], ["--other"]])
@@ -91,8 +95,8 @@ def test_start_refuses_arguments_it_does_not_know(dev, argv, monkeypatch):
         dev.start(argv)
 
 
-def test_the_smtp_sink_writes_each_mail_to_a_file(dev, tmp_path):
-    sink = dev.SMTPSink(0, tmp_path)
+def test_the_smtp_sink_writes_each_mail_to_a_file(tmp_path):
+    sink = services.SMTPSink(0, tmp_path)
     port = sink.server_address[1]
     threading.Thread(target=sink.serve_forever, daemon=True).start()
     try:

@@ -33,6 +33,12 @@ ERASED = ""  # what is left of a message's text once it is sent or given up
 MAX_ATTEMPTS = 6
 
 
+def backoff(attempts: int) -> dt.timedelta:
+    """How long a message waits after its ``attempts``-th failed try: 30 s, doubling,
+    at most an hour (the review's outbox waits the same)."""
+    return dt.timedelta(seconds=min(30 * 2 ** max(attempts - 1, 0), 3600))
+
+
 def account_mail_queue(message: EmailMessage, *, template: str) -> AccountMail:
     """Store allauth's rendered ``message`` and have the worker send it after commit."""
     html = ""
@@ -74,12 +80,9 @@ def account_mail_enqueue(mail_pk: int) -> bool:
 def account_mail_requeue(*, now: dt.datetime, grace: dt.timedelta) -> int:
     """Queue again the rows the broker never took, or whose task was lost; give up
     (erased, failed) those whose worker died while sending them."""
-    abandoned = AccountMail.objects.filter(state=AccountMail.Delivery.SENDING,
-                                           lease_until__lte=now)
-    for pk in abandoned.values_list("pk", flat=True):
-        AccountMail.objects.filter(pk=pk, state=AccountMail.Delivery.SENDING).update(
-            state=AccountMail.Delivery.FAILED, body=ERASED, html=ERASED,
-            last_error="Its worker stopped while sending it: perhaps sent, never sent twice.")
+    AccountMail.objects.filter(state=AccountMail.Delivery.SENDING, lease_until__lte=now).update(
+        state=AccountMail.Delivery.FAILED, body=ERASED, html=ERASED,
+        last_error="Its worker stopped while sending it: perhaps sent, never sent twice.")
     overdue = AccountMail.objects.filter(state=AccountMail.Delivery.PENDING).filter(
         Q(queued_at__isnull=True, next_attempt_at__lte=now)
         | Q(next_attempt_at__lte=now - grace)).order_by("created_at", "id")
@@ -123,7 +126,7 @@ def account_mail_deliver(*, mail_pk: int) -> AccountDelivery:
             row.state, row.body, row.html = AccountMail.Delivery.FAILED, ERASED, ERASED
             row.save(update_fields=["state", "body", "html", "last_error"])
             return AccountDelivery(row.state)
-        delay = dt.timedelta(seconds=min(30 * 2 ** (row.attempts - 1), 3600))
+        delay = backoff(row.attempts)
         row.state = AccountMail.Delivery.PENDING
         row.next_attempt_at = timezone.now() + delay
         row.save(update_fields=["state", "last_error", "next_attempt_at"])

@@ -141,6 +141,7 @@ class AccountEvent(AppendOnlyModel):
         ROLE_GRANTED = "role_granted", "Role granted"
         ROLE_REVOKED = "role_revoked", "Role revoked"
         AVAILABILITY_CHANGED = "availability", "Availability changed"
+        REPLY_ADDRESSES_REVOKED = "reply_revoked", "Reply addresses revoked"
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
                              related_name="account_events")

@@ -577,6 +577,7 @@ def namespace_import(*, record: Record, actor: Any = None, source: str = "",
     return namespace, ["new"]
 
 
+@transaction.atomic
 def namespace_note_dropped(*, namespace: Namespace, source: str = "",
                            actor: Any = None) -> bool:
     """Note in its history that IANA's registry (``source``) no longer lists
@@ -596,11 +597,7 @@ def namespace_note_dropped(*, namespace: Namespace, source: str = "",
 
 def already_noted_dropped(namespace: Namespace) -> bool:
     """Whether the newest of the namespace's events from IANA's registry notes a drop."""
-    latest = (namespace.events.filter(kind__in=(
-        NamespaceEvent.Kind.IMPORTED, NamespaceEvent.Kind.ADDED_FROM_IANA,
-        NamespaceEvent.Kind.SYNCED, NamespaceEvent.Kind.DROPPED_AT_IANA))
-        .order_by("-created_at", "-id").values_list("kind", flat=True).first())
-    return latest == NamespaceEvent.Kind.DROPPED_AT_IANA
+    return Namespace.objects.filter(pk=namespace.pk).noted_dropped_at_iana().exists()
 
 
 def _person_values(person: IanaPerson) -> dict[str, Any]:

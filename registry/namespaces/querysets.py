@@ -110,6 +110,20 @@ class NamespaceQuerySet(EventGuardedQuerySet):
         annotated: NamespaceQuerySet = self.annotate(added_from_iana_at=Subquery(added))
         return annotated
 
+    def noted_dropped_at_iana(self) -> NamespaceQuerySet:
+        """The namespaces whose newest event from IANA's registry notes that IANA no
+        longer lists them (a drop is noted once, until IANA lists the NID again)."""
+        from registry.namespaces.models import NamespaceEvent
+
+        Kind = NamespaceEvent.Kind
+        newest = (NamespaceEvent.objects.filter(
+            namespace=OuterRef("pk"),
+            kind__in=(Kind.IMPORTED, Kind.ADDED_FROM_IANA, Kind.SYNCED, Kind.DROPPED_AT_IANA))
+            .order_by("-created_at", "-id").values("kind")[:1])
+        dropped: NamespaceQuerySet = self.annotate(newest_from_iana=Subquery(newest)).filter(
+            newest_from_iana=Kind.DROPPED_AT_IANA)
+        return dropped
+
     def sorted_by(self, key: str) -> NamespaceQuerySet:
         """Order for the registry tables: 'nid', '-nid', 'date', '-date'."""
         orders: dict[str, list[Any]] = {

@@ -15,7 +15,6 @@ from django.db import transaction
 
 from registry.namespaces.actions import (
     RegistryError,
-    already_noted_dropped,
     namespace_import,
     namespace_note_dropped,
     person_sync,
@@ -111,12 +110,15 @@ def _namespace_changes(snapshot: Snapshot) -> list[Change]:
     if snapshot.records:
         registered_here = set(NamespaceEvent.objects.filter(
             kind=NamespaceEvent.Kind.REGISTERED).values_list("namespace_id", flat=True))
+        gone = [ns.pk for ns in existing.values() if ns.pk not in registered_here]
+        noted = set(Namespace.objects.filter(pk__in=gone).noted_dropped_at_iana()
+                    .values_list("pk", flat=True))
         for ns in sorted(existing.values(), key=lambda ns: ns.nid.lower()):
             if ns.pk in registered_here:
                 changes.append(Change("here", ns.nid,
                                       f"registered here, not yet in {snapshot.source}",
                                       reported_only=True))
-            elif already_noted_dropped(ns):
+            elif ns.pk in noted:
                 changes.append(Change("dropped", ns.nid, f"not in {snapshot.source}; "
                                       "its history notes the drop, kept here",
                                       reported_only=True))

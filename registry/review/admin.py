@@ -10,11 +10,10 @@ mail's words only to those who may read the comment it carries."""
 
 from django.contrib import admin, messages
 from django.contrib.auth.models import AnonymousUser
-from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
-from registry.accounts.roles import is_iana_staff
 from registry.admin_base import ReadOnlyAdmin, ReadOnlyInline
 from registry.namespaces.template import PRIVATE_FIELDS, TEMPLATE_FIELDS, field_label
 from registry.review import workflow
@@ -44,6 +43,14 @@ class ViewerMixin:
 def viewer_of(obj) -> Visitor:
     """Who looks at ``obj`` (an anonymous visitor when unknown: the policy then says no)."""
     return getattr(obj, "viewer", None) or AnonymousUser()
+
+
+# What a mail row's list and page read with it: the comment it carries (asked of the
+# policy) and its request, which names itself by its NID (its version's, or that of the
+# namespace it revises). In get_queryset, not list_select_related: the changelist
+# ignores that once the queryset selects anything related.
+_MAIL_ROW_RELATED = ("comment__registration", "registration__published_version",
+                     "registration__revises")
 
 
 class RoundInline(ReadOnlyInline):
@@ -103,14 +110,12 @@ class RequestAdmin(ViewerMixin, ReadOnlyAdmin):
             "", "<dt>{}</dt><dd style='white-space: pre-wrap'>{}</dd>", rows))
 
 
-
 @admin.register(OutboundMessage)
 class OutboundMessageAdmin(ViewerMixin, ReadOnlyAdmin):
     list_display = ("created_at", "registration", "summary", "audience", "state", "attempts",
                     "sent_at")
     list_filter = ("state", "audience")
     search_fields = ("message_id", "subject", "summary", "registration__proposed_nid")
-    list_select_related = ("registration",)
     readonly_fields = ("registration", "event", "comment", "audience", "summary", "message_id",
                        "from_email", "to", "cc", "reply_to", "subject", "headers", "words",
                        "state", "attempts", "last_error", "created_at", "next_attempt_at",
@@ -119,10 +124,9 @@ class OutboundMessageAdmin(ViewerMixin, ReadOnlyAdmin):
     actions = ["resend"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
-        return (super().get_queryset(request).select_related("comment__registration")
+        return (super().get_queryset(request).select_related(*_MAIL_ROW_RELATED)
                 .filter(Q(registration__isnull=True) | Q(
                     registration__in=RegistrationRequest.objects.visible_to(request.user))))
-
 
     @admin.display(description="Body")
     def words(self, obj: OutboundMessage) -> str:
@@ -131,7 +135,7 @@ class OutboundMessageAdmin(ViewerMixin, ReadOnlyAdmin):
         return format_html("<pre style='white-space: pre-wrap'>{}</pre>", obj.body)
 
     def has_resend_permission(self, request) -> bool:
-        return is_iana_staff(request.user)
+        return workflow.sends_mail_again(request.user)
 
     @admin.action(description="Send the selected messages again", permissions=["resend"])
     def resend(self, request, queryset):
@@ -151,8 +155,9 @@ class InboundMessageAdmin(ViewerMixin, ReadOnlyAdmin):
     list_display = ("received_at", "outcome", "from_address", "shown_subject", "registration",
                     "source")
     list_filter = ("outcome", "source")
-    search_fields = ("message_id", "from_address", "subject")
-    list_select_related = ("registration",)
+    # The subject is searched only where the viewer may read it (get_search_results): a
+    # hit on a hidden subject would tell its words as surely as showing them.
+    search_fields = ("message_id", "from_address")
     readonly_fields = ("received_at", "source", "outcome", "reason", "registration", "comment",
                        "bounced_message", "verified_sender", "authentication",
                        "message_id", "from_name", "from_address",
@@ -163,11 +168,15 @@ class InboundMessageAdmin(ViewerMixin, ReadOnlyAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         """Each row knows whether its words are the viewer's to read (``readable``: it
         became no comment, or one they may read), for the list as for the page."""
-        visible = Comment.objects.filter(pk=OuterRef("comment_id")).filter(
-            workflow.comments_visible_to(request.user))
-        return (super().get_queryset(request).select_related("comment__registration")
-                .annotate(readable=ExpressionWrapper(Q(comment__isnull=True) | Exists(visible),
-                                                     output_field=BooleanField())))
+        return (super().get_queryset(request).select_related(*_MAIL_ROW_RELATED)
+                .annotate(readable=workflow.inbound_readable_by(request.user)))
+
+    def get_search_results(self, request: HttpRequest, queryset: QuerySet,
+                           search_term: str) -> tuple[QuerySet, bool]:
+        found, duplicates = super().get_search_results(request, queryset, search_term)
+        if search_term.strip():
+            found |= queryset.filter(readable=True, subject__icontains=search_term.strip())
+        return found, duplicates
 
     @admin.display(description="Subject")
     def shown_subject(self, obj: InboundMessage) -> str:

@@ -45,6 +45,7 @@ from django.core.mail.backends.smtp import EmailBackend as SMTPBackend
 from django.db import transaction
 from django.utils import timezone
 
+from registry.accounts.roles import load_roles
 from registry.review.mailaddress import reply_address, return_address
 from registry.review.models import (
     Comment,
@@ -211,6 +212,7 @@ def as_emails(row: OutboundMessage) -> list[EmailMessage]:
                 for address in recipients]
     people = {user.email.lower(): user for user in get_user_model().objects
               .filter(email__in=recipients)}
+    load_roles(people.values())  # still_addressed asks each person's roles
     if row.reply_to:
         listed = [a for a in recipients if a.lower() not in people
                   or still_addressed(row.audience, people[a.lower()], registration)]

@@ -187,6 +187,7 @@ def mail_panel(registration: RegistrationRequest, user: Any) -> Context:
         message.resendable = workflow.can_resend(message, user)
         message.readable = workflow.can_read_message(message, user)
     held = (InboundMessage.objects.filter(registration=registration)
+            .annotate(readable=workflow.inbound_readable_by(user))
             .exclude(outcome=InboundMessage.Outcome.PLACED).defer("raw"))
     return {"mail_log": sent, "mail_held": list(held), "show_mail": True,
             "can_handle_quarantine": workflow.can_handle_quarantine(user)}

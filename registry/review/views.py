@@ -108,12 +108,12 @@ def new_registration(request):
 
 
 def _new_initial(user) -> dict[str, Any]:
+    # The contact for IANA starts from the account's own name and address (the policy's
+    # own_private_contact, as a new version does); what is published (a role address
+    # is suggested) the registrant chooses.
     return {"edit_version": 0, "kind": Namespace.Kind.FORMAL, "form_token": uuid.uuid4(),
             "registrant_organisation": user.organisation,
-            # The account's own name and address are for IANA; what is published
-            # (a role address is suggested) the registrant chooses.
-            "private_contact_name": user.get_full_name(),
-            "private_contact_email": user.email}
+            **workflow.own_private_contact(user)}
 
 
 def _import_other_template(request):
@@ -279,8 +279,8 @@ def _save(request, registration: RegistrationRequest | None):
                 fast_track=data["fast_track"], values=values, form_token=data["form_token"],
                 submit=submitting,
             )
-            if submitting:
-                move = workflow.TRANSITIONS["submit"]
+            if submitting:  # the move a new request's submission took (the table's)
+                move = workflow.submit_transition(form.instance)
                 submitting = False
         else:
             registration = actions.registration_update(

@@ -88,3 +88,35 @@ def test_a_failing_relay_loses_no_account_mail(client, registrant, settings, que
     assert queued == [row.pk]
     assert account_mail_deliver(mail_pk=row.pk).state == "sent"
     assert [m.to for m in mail.outbox] == [[registrant.email]]
+
+
+@pytest.mark.django_db
+def test_mail_whose_worker_died_while_sending_is_given_up_never_sent_twice(
+        django_assert_max_num_queries, queued):
+    """A row still "sending" past its lease: its worker died, perhaps after the relay
+    took it. The requeue gives every such row up at once (erased: its link is a secret,
+    and the person asks again); none is sent again."""
+    import datetime as dt
+
+    from django.utils import timezone
+
+    now = timezone.now()
+    rows = [AccountMail.objects.create(
+        template="account/email/password_reset_key", message_id=f"<dead.{n}@example.org>",
+        from_email="registry@example.org", to=f"person{n}@example.org", subject="Reset",
+        body="https://registry.example/reset/secret/", state=AccountMail.Delivery.SENDING,
+        attempts=1, lease_until=now - dt.timedelta(seconds=1)) for n in range(5)]
+    alive = AccountMail.objects.create(
+        template="account/email/password_reset_key", message_id="<alive@example.org>",
+        from_email="registry@example.org", to="alive@example.org", subject="Reset",
+        body="https://registry.example/reset/other/", state=AccountMail.Delivery.SENDING,
+        attempts=1, lease_until=now + dt.timedelta(minutes=1))
+    with django_assert_max_num_queries(4):  # the same few queries for any number of rows
+        requeue_undelivered_mail_task()
+    for row in rows:
+        row.refresh_from_db()
+        assert (row.state, row.body) == (AccountMail.Delivery.FAILED, "")
+        assert "never sent twice" in row.last_error
+    alive.refresh_from_db()
+    assert alive.state == AccountMail.Delivery.SENDING and alive.body  # its worker is alive
+    assert queued == [] and mail.outbox == []

@@ -5,33 +5,22 @@ addresses (a reply to an old one waits in the quarantine)."""
 from __future__ import annotations
 
 import io
-import sys
 
 import pytest
 from django.core import mail
-from django.core.management import call_command
 
 from registry.accounts import actions as account_actions
 from registry.accounts.roles import EXPERT
 from registry.review import actions
 from registry.review.mailaddress import reply_address
-from registry.review.models import InboundMessage, OutboundMessage, RequestEvent
+from registry.review.models import OutboundMessage, RequestEvent
 from tests.factories import make_registration
+from tests.review.helpers import feed
 
 
 @pytest.fixture(autouse=True)
 def _eager(settings):
     settings.CELERY_TASK_ALWAYS_EAGER = True
-
-
-def feed(raw: bytes) -> InboundMessage:
-    stdin = sys.stdin
-    sys.stdin = io.TextIOWrapper(io.BytesIO(raw))
-    try:
-        call_command("receive_mail")
-    finally:
-        sys.stdin = stdin
-    return InboundMessage.objects.order_by("-id").first()
 
 
 def reply(sender: str, to: str, registration, number: int) -> bytes:
@@ -102,3 +91,23 @@ def test_ending_another_role_keeps_an_experts_assignments(
     account_actions.role_revoke(user=expert, role=STAFF, reason="Left IANA.", actor=staff)
     registration.refresh_from_db()
     assert registration.assigned_expert == expert
+
+
+@pytest.mark.parametrize("how", ["role revoked", "deactivated", "command"])
+def test_revoking_reply_addresses_is_in_the_accounts_history(how, expert, staff):
+    """Every write has its event row: the account's history says its reply addresses
+    were revoked, by whom and why, whether a role ended or staff ran the command."""
+    from django.core.management import call_command
+
+    from registry.accounts.models import AccountEvent
+    from registry.review.models import ReplyKey
+
+    if how == "command":
+        call_command("revoke_reply_addresses", expert.email, stdout=io.StringIO())
+    else:
+        end(how, expert, staff)
+    assert ReplyKey.objects.get(user=expert).version == 1
+    (event,) = AccountEvent.objects.filter(user=expert,
+                                           kind=AccountEvent.Kind.REPLY_ADDRESSES_REVOKED)
+    assert event.actor == (None if how == "command" else staff)
+    assert ("revoke_reply_addresses" if how == "command" else expert.display_name) in event.reason

@@ -74,7 +74,8 @@ def test_grant_and_end_the_expert_role(staff_client, body):
     assert not is_expert(User.objects.get(pk=body.pk))
     assert list(AccountEvent.objects.filter(user=body).order_by("id")
                 .values_list("kind", "role")) == [("role_granted", EXPERT),
-                                                  ("role_revoked", EXPERT)]
+                                                  ("role_revoked", EXPERT),
+                                                  (AccountEvent.Kind.REPLY_ADDRESSES_REVOKED, "")]
 
 
 def test_a_refused_profile_keeps_what_was_typed(staff_client, body):

@@ -230,3 +230,44 @@ def test_the_history_and_the_feed_never_show_a_path_of_the_server(client, iana_r
 ])
 def test_a_source_is_recorded_as_its_url_or_its_file_name(source, recorded):
     assert sync.recorded_source(source) == recorded
+
+
+@pytest.mark.django_db(transaction=True)
+def test_noting_a_drop_is_a_write_of_its_own(tmp_path):
+    """namespace_note_dropped locks the row and writes the event in one transaction of
+    its own, as every action does, whoever calls it (not only sync.apply's)."""
+    from registry.namespaces.actions import namespace_note_dropped
+
+    call_command("import_registry", str(IANA_XML), verbosity=0)
+    xmpp = Namespace.objects.by_nid("xmpp").get()
+    assert namespace_note_dropped(namespace=xmpp, source="fewer.xml")
+    assert not namespace_note_dropped(namespace=xmpp, source="fewer.xml")  # once per drop
+    assert xmpp.events.filter(kind=NamespaceEvent.Kind.DROPPED_AT_IANA).count() == 1
+
+
+def test_comparing_asks_the_same_queries_however_many_nids_iana_dropped(iana_registry,
+                                                                        tmp_path):
+    """Whether each NID gone from IANA's file was noted dropped already is read for all
+    of them at once, not once a NID."""
+    import re
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    whole = IANA_XML.read_text()
+    records = re.findall(r"    <record>\n      <name>[^<]+</name>.*?</record>\n", whole, re.S)
+    assert len(records) > 10
+
+    def queries(dropped: int) -> tuple[int, int]:
+        text = whole
+        for record in records[:dropped]:
+            text = text.replace(record, "")
+        path = tmp_path / f"fewer-{dropped}.xml"
+        path.write_text(text)
+        with CaptureQueriesContext(connection) as captured:
+            compared = sync.compare(sync.load(str(path)))
+        return len([c for c in compared if c.what == "dropped"]), len(captured)
+
+    (few, few_queries), (many, many_queries) = queries(2), queries(10)
+    assert 2 <= few < many
+    assert few_queries == many_queries

@@ -1,10 +1,16 @@
-"""Drive a request into any state through the real actions; read what a page gives away."""
+"""Drive a request into any state through the real actions; read what a page gives away;
+hand a message to the mail reader as an MTA does."""
 
+import io
+import sys
+
+from django.core.management import call_command
 from lxml.html import HtmlElement
 
 from registry.accounts.roles import EXPERT_ROLE, REGISTRANT_ROLE, STAFF_ROLE
 from registry.review import actions, workflow
 from registry.review.actions import registration_set_standardisation
+from registry.review.models import InboundMessage
 from tests.factories import make_registration
 from tests.html import text
 
@@ -93,3 +99,15 @@ def textarea_text(element: HtmlElement) -> str:
     tests.html.field_value(doc, name) cannot tell them apart."""
     assert element.tag == "textarea", element.tag
     return (element.text or "").removeprefix("\n")
+
+
+def feed(raw: bytes, *args: str) -> InboundMessage | None:
+    """Pipe one message to ``manage.py receive_mail ARGS`` as an MTA does; the record
+    it made."""
+    stdin = sys.stdin
+    sys.stdin = io.TextIOWrapper(io.BytesIO(raw))
+    try:
+        call_command("receive_mail", *args)
+    finally:
+        sys.stdin = stdin
+    return InboundMessage.objects.order_by("-id").first()

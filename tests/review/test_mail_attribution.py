@@ -7,8 +7,6 @@ attach it by hand (an event)."""
 from __future__ import annotations
 
 import email
-import io
-import sys
 from email import policy
 
 import pytest
@@ -25,7 +23,6 @@ from registry.review.mailaddress import (
 )
 from registry.review.models import (
     Comment,
-    InboundMessage,
     InboundPlacement,
     OutboundMessage,
     ReplyKey,
@@ -33,6 +30,7 @@ from registry.review.models import (
 )
 from tests.factories import make_registration
 from tests.html import find, one, page, text
+from tests.review.helpers import feed
 from tests.review.test_receive_mail import eml
 
 
@@ -53,17 +51,6 @@ def message(*, sender: str, to: str, subject: str, body: str = "I approve this r
     return (f"From: {sender}\r\nTo: {to}\r\nSubject: {subject}\r\nMessage-ID: {message_id}\r\n"
             f"Date: Wed, 25 Nov 2026 12:30:00 +0000\r\n{extra}MIME-Version: 1.0\r\n"
             f"Content-Type: text/plain; charset=utf-8\r\n\r\n{body}\r\n").encode()
-
-
-def feed(raw: bytes, *args: str) -> InboundMessage:
-    """Pipe one message to ``manage.py receive_mail ARGS`` as an MTA does."""
-    stdin = sys.stdin
-    sys.stdin = io.TextIOWrapper(io.BytesIO(raw))
-    try:
-        call_command("receive_mail", *args)
-    finally:
-        sys.stdin = stdin
-    return InboundMessage.objects.order_by("-id").first()
 
 
 def subject_of(registration) -> str:

@@ -6,13 +6,11 @@ input (doubling the input must not more than triple the time)."""
 from __future__ import annotations
 
 import base64
-import io
-import sys
 import time
 from collections.abc import Callable
 
 import pytest
-from django.core.management import CommandError, call_command
+from django.core.management import CommandError
 from django.db import OperationalError
 from django.urls import reverse
 from hypothesis import HealthCheck, given, settings
@@ -22,17 +20,7 @@ from registry.review import inbound
 from registry.review.inbound import parse
 from registry.review.models import Comment, InboundMessage
 from tests.html import find, page
-
-
-def feed(raw: bytes) -> InboundMessage:
-    stdin = sys.stdin
-    sys.stdin = io.TextIOWrapper(io.BytesIO(raw))
-    try:
-        call_command("receive_mail")
-    finally:
-        sys.stdin = stdin
-    return InboundMessage.objects.order_by("-id").first()
-
+from tests.review.helpers import feed
 
 HEAD = b"From: a@example.org\r\nTo: urn-registry@iana.example\r\nSubject: s\r\n"
 

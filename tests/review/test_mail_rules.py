@@ -15,7 +15,8 @@ from registry.review.mailaddress import reply_address
 from registry.review.models import Comment, InboundMessage, OutboundMessage, RequestEvent
 from tests.factories import approve, make_registration
 from tests.html import find, one, page, text
-from tests.review.test_mail_attribution import feed, message, subject_of
+from tests.review.helpers import feed
+from tests.review.test_mail_attribution import message, subject_of
 
 FORGED = '"IANA Staff (verified) <staff@example.org>" <attacker@attacker.example>'
 

@@ -316,3 +316,33 @@ def test_a_row_being_sent_is_not_sent_again_by_staff(registrant, staff,
     row.refresh_from_db()
     with pytest.raises(actions.TransitionRefused, match="being sent"):
         actions.message_resend(message=row, actor=staff)
+
+
+def test_making_a_messages_copies_asks_the_database_the_same_for_any_number_of_people(
+        registrant, expert, second_expert, django_capture_on_commit_callbacks):
+    """Each copy asks whether its person is still addressed (their roles): read for
+    all recipients at once, not once a person."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from registry.accounts.roles import EXPERT
+    from registry.review.outbox import as_emails
+
+    registration = make_registration(registrant, nid="manycopies")
+
+    def copies_and_queries(body: str) -> tuple[int, int]:
+        with django_capture_on_commit_callbacks(execute=False):
+            actions.registration_comment(registration=registration, actor=expert,
+                                         audience="experts", body=body)
+        row = OutboundMessage.objects.filter(audience="experts").latest("id")
+        row = OutboundMessage.objects.select_related("registration").get(pk=row.pk)
+        with CaptureQueriesContext(connection) as queries:
+            copies = as_emails(row)
+        return len(copies), len(queries)
+
+    few, few_queries = copies_and_queries("Two of us.")
+    for n in range(4):
+        make_user(f"panel{n}@example.org", roles=[EXPERT])
+    many, many_queries = copies_and_queries("Six of us.")
+    assert many == few + 4
+    assert many_queries == few_queries

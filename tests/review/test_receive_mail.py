@@ -4,8 +4,6 @@ from the list and from people, placed on their request's timeline or recorded fo
 from __future__ import annotations
 
 import datetime as dt
-import io
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ from registry.review import actions
 from registry.review.mailaddress import reply_address, return_address
 from registry.review.models import Comment, InboundMessage, OutboundMessage, RequestEvent, State
 from tests.factories import make_registration
+from tests.review.helpers import feed
 
 EML = Path(__file__).parent / "eml"
 
@@ -45,17 +44,6 @@ def eml(name: str, registration, **tokens: str) -> bytes:
     for key, value in values.items():
         raw = raw.replace(f"%%{key}%%".encode(), value.encode())
     return raw
-
-
-def feed(raw: bytes, capsys=None) -> InboundMessage:
-    """Pipe one message to ``manage.py receive_mail`` as an MTA does."""
-    stdin = sys.stdin
-    sys.stdin = io.TextIOWrapper(io.BytesIO(raw))
-    try:
-        call_command("receive_mail")
-    finally:
-        sys.stdin = stdin
-    return InboundMessage.objects.order_by("-id").first()
 
 
 def page(client, registration, user=None):

@@ -17,7 +17,8 @@ from django.conf import settings
 from django.db import DataError, IntegrityError, InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
-from registry.accounts.models import User
+from registry.accounts.mail import backoff
+from registry.accounts.models import AccountEvent, User
 from registry.accounts.roles import is_expert
 from registry.namespaces.actions import (
     registry_changed,
@@ -58,10 +59,6 @@ class Delivery:
 
     state: str
     retry_in: float | None = None
-
-
-def _backoff(attempts: int) -> dt.timedelta:
-    return dt.timedelta(seconds=min(30 * 2 ** max(attempts - 1, 0), 3600))
 
 
 def message_deliver(*, message_pk: int) -> Delivery:
@@ -128,7 +125,7 @@ def _deliver_one(message_pk: int) -> Delivery:
                 _mail_event(row, f"“{row.summary}” could not be sent after {row.attempts} "
                                  f"attempts: {row.last_error}")
                 return Delivery(row.state)
-            delay = _backoff(row.attempts)
+            delay = backoff(row.attempts)
             row.state = OutboundMessage.Delivery.PENDING
             row.next_attempt_at = timezone.now() + delay
             row.save()
@@ -196,6 +193,8 @@ _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f"
 
 def _safe_text(text: str) -> str:
     return _UNSAFE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
 MAX_COMMENT_CHARS = 100_000
 
 
@@ -493,18 +492,21 @@ def person_withdraw(*, user: User, why: str, actor: User | None) -> list[int]:
             from_state=registration.state, to_state=registration.state,
             comment=f"Unassigned: {user.display_name} {why}.")
         unassigned.append(registration.pk)
-    reply_addresses_revoke(user=user, actor=actor)
+    reply_addresses_revoke(user=user, actor=actor, reason=f"{user.display_name} {why}.")
     return unassigned
 
 
 @transaction.atomic
-def reply_addresses_revoke(*, user: User, actor: User | None) -> int:
+def reply_addresses_revoke(*, user: User, actor: User | None, reason: str = "") -> int:
     """Revoke every reply address given to ``user`` so far (a leaked one, a person
     leaving): raises their key version; mail to an old address goes to quarantine.
-    Returns the new version."""
+    The account's history says so (who, why). Returns the new version."""
     key, _created = ReplyKey.objects.select_for_update().get_or_create(user=user)
     key.version += 1
     key.save(update_fields=["version", "changed_at"])
+    AccountEvent.objects.create(user=user, actor=actor,
+                                kind=AccountEvent.Kind.REPLY_ADDRESSES_REVOKED,
+                                reason=reason or "Every reply address given so far revoked.")
     logger.info("Reply addresses of user %s revoked by %s (version %s).", user.pk,
                 actor.pk if actor else "a command", key.version)
     return key.version

@@ -344,10 +344,15 @@ def can_assign(registration: RegistrationRequest, user: Visitor) -> bool:
     return can_view(registration, user) and assign_refusal(registration, user) is None
 
 
+def sends_mail_again(user: Visitor) -> bool:
+    """Who sends mail again at all (which message: ``check_resend``): IANA staff."""
+    return is_iana_staff(user)
+
+
 def check_resend(message: OutboundMessage, user: Visitor) -> None:
     """IANA staff may send again a message that failed (or is still failing), or one
     perhaps sent (its worker died as the server took it): they decide."""
-    if not is_iana_staff(user):
+    if not sends_mail_again(user):
         raise NotAllowed("Only IANA staff send mail again.")
     if message.state == OutboundMessage.Delivery.SENT:
         raise TransitionRefused("This message was sent; there is nothing to send again.")

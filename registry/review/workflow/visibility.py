@@ -4,7 +4,7 @@ feed and mail asks these functions (and the querysets use their filters)."""
 
 from __future__ import annotations
 
-from django.db.models import Q
+from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q
 
 from registry.accounts.models import User
 from registry.accounts.roles import (
@@ -129,10 +129,40 @@ def can_read_message(message: OutboundMessage | InboundMessage, user: Visitor) -
     if message.comment_id is not None:
         assert message.comment is not None  # its id is set
         return can_read_comment(message.comment, user)
+    if isinstance(message, InboundMessage) and not all(
+            can_read_comment(comment, user) for comment in _repeated_comments(message)):
+        return False  # the words of a comment it repeats (a duplicate, our own come back)
     if message.registration_id is None:
         return can_handle_quarantine(user)
     assert message.registration is not None  # its id is set
     return can_see_mail(message.registration, user)
+
+
+def _repeated_comments(message: InboundMessage) -> list[Comment]:
+    """The comments whose words a message that became none repeats: those carried by a
+    message with its Message-ID (the same message placed before, or ours come back)."""
+    carried = (Q(pk__in=InboundMessage.objects.filter(message_id=message.message_id)
+                 .exclude(comment=None).values("comment_id"))
+               | Q(pk__in=OutboundMessage.objects.filter(message_id=message.message_id)
+                   .exclude(comment=None).values("comment_id")))
+    return list(Comment.objects.filter(carried).select_related("registration"))
+
+
+def inbound_readable_by(user: Visitor) -> ExpressionWrapper[Q]:
+    """``can_read_message``'s comment rules for many received messages at once, as an
+    annotation (the admin's list, the request page's held mail): the comment it became is
+    one ``user`` may read, or it became none and repeats no comment they may not read.
+    (Whether they see the request's mail at all the page asks first.)"""
+    readable = Comment.objects.filter(comments_visible_to(user))
+    hidden = Comment.objects.exclude(pk__in=readable.values("pk"))
+    repeats_hidden = (
+        Exists(InboundMessage.objects.filter(message_id=OuterRef("message_id"),
+                                             comment__in=hidden))
+        | Exists(OutboundMessage.objects.filter(message_id=OuterRef("message_id"),
+                                                comment__in=hidden)))
+    own = Exists(readable.filter(pk=OuterRef("comment_id")))
+    return ExpressionWrapper(Q(Q(comment__isnull=True), ~Q(repeats_hidden)) | Q(own),
+                             output_field=BooleanField())
 
 
 def can_read_working_copy(registration: RegistrationRequest, user: Visitor) -> bool:

@@ -27,12 +27,14 @@ import functools
 import re
 import sys
 from array import array
+from collections.abc import Callable
 from re import _constants as sre_constants  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any, NamedTuple, cast
 
 import re2
 
+from urn8141.deterministic import conflict, left_factor, python_pattern, simplify
 from urn8141.grammar_tree import Alt, Chars, Node, Ref, Repeat, Rule, Seq, code_ranges
 
 MAX_GRAMMAR_CHARS = 10_000
@@ -606,8 +608,10 @@ _RE2_OPTIONS.log_errors = False  # a refused grammar is the registrant's message
 class Grammar:
     """A compiled NSS syntax: ``matches()`` (linear time) and ``mismatch()``.
 
-    ``fullmatch(text)`` is the verdict alone, truthy when the whole text fits: RE2's,
-    which never backtracks, so it is linear in the text whatever the grammar."""
+    ``fullmatch(text)`` is the verdict alone, truthy when the whole text fits: Python's
+    ``re`` when the grammar is LL(1) (deterministic.py proves ``re`` linear on those, and
+    a call costs a fraction of RE2's), RE2 otherwise. ``backtrack_conflict`` says why
+    RE2 was chosen (None when ``re`` is used)."""
 
     def __init__(self, node: Node) -> None:
         self._top = node.name if isinstance(node, Rule) else "nss"
@@ -621,8 +625,16 @@ class Grammar:
         except re2.error as exc:  # beyond RE2's own limits
             raise GrammarError(f"the syntax cannot be compiled: {exc}") from None
         self._full = self._re._regexp.Match
+        simple = simplify(left_factor(simplify(node)))
+        self.backtrack_conflict = conflict(simple)
+        self.fullmatch: Callable[[str], object]
+        if self.backtrack_conflict is None:
+            self.python_pattern = python_pattern(simple)
+            self.fullmatch = re.compile(self.python_pattern).fullmatch
+        else:
+            self.fullmatch = self._re2_fullmatch
 
-    def fullmatch(self, text: str) -> bool:
+    def _re2_fullmatch(self, text: str) -> bool:
         """RE2's verdict. An NSS is ASCII (RFC 8141), which is matched through RE2's own
         call, without the wrapper's offset work (the offsets are those of the bytes)."""
         if text.isascii():
@@ -635,9 +647,9 @@ class Grammar:
         return bool(self.fullmatch(text))
 
     def diagnose(self, text: str) -> Mismatch | None:
-        """``mismatch(text)``, the quickest way: the verdict first, unless the text is
-        short, where the walk alone costs about what one call of RE2 does."""
-        if len(text) <= WALK_FIRST:
+        """``mismatch(text)``, the quickest way: the verdict first, unless it is RE2's
+        and the text short, where the walk alone costs about what one call of RE2 does."""
+        if self.backtrack_conflict is not None and len(text) <= WALK_FIRST:
             return self.mismatch(text)
         return None if self.fullmatch(text) else self.mismatch(text)
 

@@ -23,5 +23,7 @@ class Command(BaseCommand):
         user = get_user_model().objects.filter(email__iexact=email.strip()).first()
         if user is None:
             raise CommandError(f"No account has the address {email!r}.")
-        version = reply_addresses_revoke(user=user, actor=None)
+        version = reply_addresses_revoke(
+            user=user, actor=None,
+            reason="Revoked with manage.py revoke_reply_addresses.")
         self.stdout.write(f"Reply addresses of {user.email} revoked (key version {version}).")
