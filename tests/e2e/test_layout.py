@@ -90,3 +90,44 @@ def test_the_statistics_read_at_390px_and_the_load_table_whole_at_1280px(
         if viewport is PHONE:
             assert tab.evaluate("document.documentElement.scrollHeight") < 6000
         context.close()
+
+
+# Words of the row headings of a comparison table that wrap inside themselves (one word
+# on two lines), measured word by word with a Range over the text.
+BROKEN_LABELS = """() => [...document.querySelectorAll("main table.diff th[scope=row]")].flatMap(
+    th => {
+      const node = th.firstChild; if (!node || node.nodeType !== 3) return [];
+      return [...node.data.matchAll(/\\S+/g)].filter(m => {
+        const range = document.createRange();
+        range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
+        const tops = [...range.getClientRects()].filter(r => r.width).map(r => Math.round(r.top));
+        return new Set(tops).size > 1;
+      }).map(m => m[0]);
+    })"""
+
+
+def test_the_round_comparison_names_each_field_in_whole_words(browser, live_server, registrant,
+                                                             expert):
+    """The field names of "Compare rounds" ("Interoperability", "Documentation") were cut
+    mid-word at 1280 px in the page's left column, and at 390 px: the page lets long text
+    break anywhere, which made the heading column as narrow as one letter."""
+    from registry.review import actions
+    from tests.factories import complete_values, make_registration
+
+    registration = make_registration(registrant, nid="roundtwo")
+    actions.registration_transition(registration=registration, transition="request_changes",
+                                    actor=expert, comment="Say more about assignment.")
+    registration.refresh_from_db()
+    actions.registration_update(
+        registration=registration, actor=registrant, edit_version=registration.edit_version,
+        kind="formal", proposed_nid="roundtwo", fast_track=False,
+        values=complete_values(registrant, assignment="Sequential, never reused, audited."))
+    actions.registration_transition(registration=registration, transition="resubmit",
+                                    actor=registrant)
+    for viewport in ({"width": 1280, "height": 900}, PHONE):
+        context = browser.new_context(base_url=live_server.url, viewport=viewport)
+        tab = context.new_page()
+        tab.goto(registration.get_absolute_url())
+        assert tab.locator("main table.diff th[scope=row]").count() >= 10
+        assert tab.evaluate(BROKEN_LABELS) == [], viewport
+        context.close()
