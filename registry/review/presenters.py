@@ -158,7 +158,29 @@ def template_panel(registration: RegistrationRequest, user: Any,
                         "profile": proposed_profile(shown.profile, registration)}
     if len(rounds) >= 2:
         context["round_diffs"] = round_diffs(query, rounds)
+    if rounds and workflow.can_read_working_copy(registration, user):
+        # Edits saved after the last round, which nobody else reads until resubmitted.
+        context["unsubmitted"] = [d.label for d in field_diffs(values,
+                                                               template_values(registration))
+                                  if d.changed]
+    context.update(published_diffs(registration, values,
+                                   label=f"Round {shown.number}" if rounds else "This draft"))
     return context
+
+
+def published_diffs(registration: RegistrationRequest, values: dict[str, str], *,
+                    label: str) -> Context:
+    """For a revision not yet registered: the fields its text changes against the version
+    it revises, as its reviewers need them (RFC 8141 section 6.2)."""
+    if not registration.is_revision or registration.published_version_id:
+        return {}
+    assert registration.revises is not None  # a revision revises one
+    current = registration.revises.current_version()
+    if current is None:
+        return {}
+    return {"published": current, "shown_label": label,
+            "published_diffs": [d for d in field_diffs(template_values(current), values)
+                                if d.changed]}
 
 
 def timeline_panel(registration: RegistrationRequest, user: Any) -> Context:
