@@ -164,7 +164,7 @@ def template_panel(registration: RegistrationRequest, user: Any,
                                                                template_values(registration))
                                   if d.changed]
     context.update(published_diffs(registration, values,
-                                   label=f"Round {shown.number}" if rounds else "This draft"))
+                                   label=f"Round {rounds[0].number}" if rounds else "This draft"))
     return context
 
 
