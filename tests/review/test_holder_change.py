@@ -137,3 +137,22 @@ def test_drafts_filled_before_the_fix_lose_the_other_persons_private_contact(han
         "private_contact_name": new_holder.get_full_name(),
         "private_contact_email": new_holder.email,
         "private_contact_phone": "", "private_contact_postal": ""}
+
+
+def test_the_new_holder_is_not_asked_to_finish_the_previous_holders_revision(
+        client, registrant, expert, staff):
+    """A revision the previous holder started before the change is not the new holder's
+    to finish or withdraw: the namespace page and the refusal say whose it is."""
+    approve(make_registration(registrant, nid="midflight"), expert, staff, register=True)
+    namespace = Namespace.objects.by_nid("midflight").get()
+    started = actions.registration_create(actor=registrant, revises=namespace)
+    successor = make_user("successor@example.org", organisation="Successor Institute")
+    namespace = namespace_update_record(namespace=namespace, changes={"holder": successor},
+                                        reason="Passed to its successor.", actor=staff)
+    client.force_login(successor)
+    said = text(page(client.get(namespace.get_absolute_url())).xpath(
+        "//p[@data-revise-refusal]")[0])
+    assert f"Request #{started.pk}" in said and "started by its previous holder" in said
+    assert "finish or withdraw" not in said
+    with pytest.raises(actions.TransitionRefused, match="started by its previous holder"):
+        actions.registration_create(actor=successor, revises=namespace)

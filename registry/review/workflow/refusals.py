@@ -257,9 +257,19 @@ def revise_refusal(namespace: Namespace, user: Visitor) -> Refused | None:
         return NotAllowed("Only the holder of a namespace can revise it.")
     if hasattr(namespace, "open_revision_pk"):  # annotated for a list (one query)
         open_pk = namespace.open_revision_pk
+        started_by = getattr(namespace, "open_revision_registrant_id", user.pk)
     else:
-        open_pk = (RegistrationRequest.objects.filter(revises=namespace)
-                   .exclude(state__in=FINAL_STATES).values_list("pk", flat=True).first())
+        open_pk, started_by = (RegistrationRequest.objects.filter(revises=namespace)
+                               .exclude(state__in=FINAL_STATES)
+                               .values_list("pk", "registrant_id").first() or (None, None))
+    if open_pk is not None and started_by != user.pk:
+        # Started by a previous holder before a holder change: not this person's to
+        # finish or withdraw.
+        return TransitionRefused(
+            f"Request #{open_pk}, a new version of {namespace.nid} started by its previous "
+            "holder, is still open; you can start yours once it is registered, withdrawn or "
+            "closed, so that each version builds on the one before."
+        )
     if open_pk is not None:
         return TransitionRefused(
             f"Request #{open_pk} already revises {namespace.nid}; finish or withdraw "
