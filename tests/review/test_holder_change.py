@@ -156,3 +156,33 @@ def test_the_new_holder_is_not_asked_to_finish_the_previous_holders_revision(
     assert "finish or withdraw" not in said
     with pytest.raises(actions.TransitionRefused, match="started by its previous holder"):
         actions.registration_create(actor=successor, revises=namespace)
+
+
+def test_a_revision_started_before_a_holder_change_is_not_published(
+        client, registrant, expert, staff):
+    """The previous holder's revision cannot become the new holder's next version (it
+    would carry the previous holder's text and contact for IANA); it can be withdrawn."""
+    approve(make_registration(registrant, nid="passedon"), expert, staff, register=True)
+    namespace = Namespace.objects.by_nid("passedon").get()
+    revision = actions.registration_create(actor=registrant, revises=namespace)
+    revision = actions.registration_update(
+        registration=revision, actor=registrant, edit_version=revision.edit_version,
+        kind=revision.kind, proposed_nid="", fast_track=False,
+        values={**revision.values(), "revision_information": "Adds a mirror."})
+    revision = actions.registration_transition(registration=revision, transition="submit",
+                                               actor=registrant)
+    revision = approve(revision, expert)
+    namespace_update_record(namespace=namespace,
+                            changes={"holder": make_user("heir@example.org")},
+                            reason="Passed to its heir.", actor=staff)
+    revision.refresh_from_db()
+    with pytest.raises(actions.TransitionRefused, match="changed holder"):
+        actions.registration_transition(registration=revision, transition="register",
+                                        actor=staff)
+    assert namespace.current_version().number == 1
+    client.force_login(staff)
+    doc = page(client.get(revision.get_absolute_url()))
+    assert not find(doc, "//button[contains(., 'Complete the registration')]")
+    withdrawn = actions.registration_transition(registration=revision, transition="withdraw",
+                                                actor=registrant)
+    assert withdrawn.state == "withdrawn"

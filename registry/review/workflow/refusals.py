@@ -118,7 +118,8 @@ def refusal(registration: RegistrationRequest, transition: Transition, user: Vis
         return exc
     problem = (_conflict_refusal(registration, transition, user, roles)
                or _standardisation_mismatch(registration, transition)
-               or _race_refusal(registration, transition, roles))
+               or _race_refusal(registration, transition, roles)
+               or _holder_refusal(registration, transition))
     if problem is not None or inputs is None:
         return problem
     return _inputs_refusal(registration, transition, inputs, now or timezone.now())
@@ -175,6 +176,24 @@ def _race_refusal(registration: RegistrationRequest, transition: Transition,
             f'"{transition.label.lower()}" is no longer possible: {way_out}.'
         )
     return None
+
+
+def _holder_refusal(registration: RegistrationRequest,
+                    transition: Transition) -> Refused | None:
+    """A revision is its namespace's holder's: one started before a holder change is
+    neither sent to review again nor published (the new holder's version would carry
+    the previous holder's text and contact); it can still be withdrawn or decided on."""
+    if not (registration.is_revision and (transition.creates_round or transition.publishes)):
+        return None
+    namespace = registration.revises
+    assert namespace is not None  # a revision revises one
+    if namespace.holder_id == registration.registrant_id:
+        return None
+    return TransitionRefused(
+        f"{namespace.nid} changed holder after this revision was started, so "
+        f'"{transition.label.lower()}" is no longer possible: only its holder\'s revision '
+        "goes on; the registrant can withdraw this one, or the experts reject it."
+    )
 
 
 def _inputs_refusal(registration: RegistrationRequest, transition: Transition,
