@@ -161,7 +161,7 @@ def test_the_new_holder_is_not_asked_to_finish_the_previous_holders_revision(
 def test_a_revision_started_before_a_holder_change_is_not_published(
         client, registrant, expert, staff):
     """The previous holder's revision cannot become the new holder's next version (it
-    would carry the previous holder's text and contact for IANA); it can be withdrawn."""
+    would carry the previous holder's text and contact for IANA); staff close it."""
     approve(make_registration(registrant, nid="passedon"), expert, staff, register=True)
     namespace = Namespace.objects.by_nid("passedon").get()
     revision = actions.registration_create(actor=registrant, revises=namespace)
@@ -183,6 +183,10 @@ def test_a_revision_started_before_a_holder_change_is_not_published(
     client.force_login(staff)
     doc = page(client.get(revision.get_absolute_url()))
     assert not find(doc, "//button[contains(., 'Complete the registration')]")
-    withdrawn = actions.registration_transition(registration=revision, transition="withdraw",
-                                                actor=registrant)
-    assert withdrawn.state == "withdrawn"
+    # Nor does it wait in the queue for ever: staff close it, with the reason.
+    queue = page(client.get("/requests/iana/"))
+    assert find(queue, f"//table[@id='ready']//a[@href='/requests/{revision.pk}/#do-close']")
+    closed = actions.registration_transition(registration=revision, transition="close",
+                                             actor=staff, comment="The namespace has a new "
+                                             "holder; the heir will revise it.")
+    assert closed.state == "closed"

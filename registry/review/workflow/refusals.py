@@ -161,11 +161,12 @@ def _race_refusal(registration: RegistrationRequest, transition: Transition,
     if not (transition.race_only or transition.needs_free_nid):
         return None
     race = race_of(registration)
-    if transition.race_only and not race:
+    if transition.race_only and not race and not holder_changed(registration):
         return TransitionRefused(
             "Only a request in a race for its NID (another open request proposes it, or it "
-            "was registered meanwhile) can be closed; otherwise the registrant withdraws it "
-            "or the experts decide on it."
+            "was registered meanwhile), or a revision of a namespace that changed holder "
+            "since, can be closed; otherwise the registrant withdraws it or the experts "
+            "decide on it."
         )
     if transition.needs_free_nid and race.taken:
         way_out = ('"Close the request" with a reason instead'
@@ -178,21 +179,30 @@ def _race_refusal(registration: RegistrationRequest, transition: Transition,
     return None
 
 
+def holder_changed(registration: RegistrationRequest) -> bool:
+    """A revision whose registrant no longer holds the namespace it revises (staff
+    changed the holder after it was started)."""
+    if not registration.is_revision:
+        return False
+    assert registration.revises is not None  # a revision revises one
+    return registration.revises.holder_id != registration.registrant_id
+
+
 def _holder_refusal(registration: RegistrationRequest,
                     transition: Transition) -> Refused | None:
     """A revision is its namespace's holder's: one started before a holder change is
     neither sent to review again nor published (the new holder's version would carry
-    the previous holder's text and contact); it can still be withdrawn or decided on."""
-    if not (registration.is_revision and (transition.creates_round or transition.publishes)):
+    the previous holder's text and contact); it can still be withdrawn, decided on or
+    closed with a reason."""
+    if not ((transition.creates_round or transition.publishes)
+            and holder_changed(registration)):
         return None
-    namespace = registration.revises
-    assert namespace is not None  # a revision revises one
-    if namespace.holder_id == registration.registrant_id:
-        return None
+    assert registration.revises is not None  # holder_changed: a revision
     return TransitionRefused(
-        f"{namespace.nid} changed holder after this revision was started, so "
+        f"{registration.revises.nid} changed holder after this revision was started, so "
         f'"{transition.label.lower()}" is no longer possible: only its holder\'s revision '
-        "goes on; the registrant can withdraw this one, or the experts reject it."
+        "goes on; the registrant can withdraw this one, or the experts or IANA staff close "
+        "it with a reason."
     )
 
 
