@@ -45,7 +45,9 @@ def header_panel(registration: RegistrationRequest, *,
     """The state badge and, while in public review, when the review period ends."""
     return {"registration": registration,
             "registrant_label": workflow.registrant_label(registration),
-            "period_ends": registration.review_period_ends(), "now": now}
+            "period_ends": registration.review_period_ends(), "now": now,
+            "holder_changed": (not registration.state_meaning.final
+                               and workflow.holder_changed(registration))}
 
 
 def race_panel(registration: RegistrationRequest) -> Context:

@@ -183,6 +183,9 @@ def test_a_revision_started_before_a_holder_change_is_not_published(
     client.force_login(staff)
     doc = page(client.get(revision.get_absolute_url()))
     assert not find(doc, "//button[contains(., 'Complete the registration')]")
+    said = text(find(doc, "//*[@id='holder-changed']")[0])
+    assert "passedon changed holder after this revision was started" in said
+    assert "Close it below" in said
     # Nor does it wait in the queue for ever: staff close it, with the reason.
     queue = page(client.get("/requests/iana/"))
     assert find(queue, f"//table[@id='ready']//a[@href='/requests/{revision.pk}/#do-close']")
@@ -190,3 +193,4 @@ def test_a_revision_started_before_a_holder_change_is_not_published(
                                              actor=staff, comment="The namespace has a new "
                                              "holder; the heir will revise it.")
     assert closed.state == "closed"
+    assert find(page(client.get(revision.get_absolute_url())), "//*[@id='holder-changed']") == []
