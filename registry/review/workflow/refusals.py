@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from django.conf import settings
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from registry.accounts.roles import EXPERT_ROLE, is_expert, is_iana_staff
@@ -34,6 +35,7 @@ from registry.review.workflow.roles import (
 from registry.review.workflow.tables import (
     FAST_TRACK,
     FINAL_STATES,
+    INITIAL_STATE,
     TRANSITIONS,
     Transition,
     meaning_of,
@@ -279,6 +281,15 @@ def can_edit(registration: RegistrationRequest, user: Visitor) -> bool:
     return edit_refusal(registration, user) is None
 
 
+def blocking_revisions(revisions: QuerySet[RegistrationRequest],
+                       user: Visitor) -> QuerySet[RegistrationRequest]:
+    """Among ``revisions``, those that stop ``user`` starting another: any open one of
+    theirs, and one someone else submitted (a previous holder's draft is theirs alone,
+    never goes on after a holder change, and must not block the new holder for ever)."""
+    return (revisions.exclude(state__in=FINAL_STATES)
+            .exclude(Q(state=INITIAL_STATE) & ~Q(registrant_id=getattr(user, "pk", None))))
+
+
 def revise_refusal(namespace: Namespace, user: Visitor) -> Refused | None:
     """Whether ``user`` may start a new version of ``namespace`` now: its holder, once
     no other revision of it is open (so each version builds on the one before)."""
@@ -288,9 +299,9 @@ def revise_refusal(namespace: Namespace, user: Visitor) -> Refused | None:
         open_pk = namespace.open_revision_pk
         started_by = getattr(namespace, "open_revision_registrant_id", user.pk)
     else:
-        open_pk, started_by = (RegistrationRequest.objects.filter(revises=namespace)
-                               .exclude(state__in=FINAL_STATES)
-                               .values_list("pk", "registrant_id").first() or (None, None))
+        open_pk, started_by = (blocking_revisions(
+            RegistrationRequest.objects.filter(revises=namespace), user)
+            .values_list("pk", "registrant_id").first() or (None, None))
     if open_pk is not None and started_by != user.pk:
         # Started by a previous holder before a holder change: not this person's to
         # finish or withdraw.
