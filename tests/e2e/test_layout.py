@@ -131,3 +131,23 @@ def test_the_round_comparison_names_each_field_in_whole_words(browser, live_serv
         assert tab.locator("main table.diff th[scope=row]").count() >= 10
         assert tab.evaluate(BROKEN_LABELS) == [], viewport
         context.close()
+
+
+def test_the_review_period_date_stays_on_one_line_at_390px(browser, live_server, registrant):
+    """At 390 px the header's "public review until 2026-11-29" broke the date at its
+    hyphen, "2026-" on one line and "11-29" on the next."""
+    from tests.factories import make_registration
+
+    registration = make_registration(registrant, nid="periodical",
+                                     registrant_organisation="Example Archive Foundation")
+    context = browser.new_context(base_url=live_server.url, viewport=PHONE)
+    tab = context.new_page()
+    tab.goto(registration.get_absolute_url())
+    found = False
+    for width in range(300, 391, 6):  # wherever the header's line happens to end
+        tab.set_viewport_size({"width": width, "height": 844})
+        date = tab.locator("[data-period-ends]")
+        found = True
+        assert date.evaluate("e => e.getClientRects().length") == 1, width
+    assert found
+    context.close()
