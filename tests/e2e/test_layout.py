@@ -151,3 +151,40 @@ def test_the_review_period_date_stays_on_one_line_at_390px(browser, live_server,
         assert date.evaluate("e => e.getClientRects().length") == 1, width
     assert found
     context.close()
+
+
+# Words inside the cells selected that wrap inside themselves (one word on two lines).
+BROKEN_CELL_WORDS = """(selector) => [...document.querySelectorAll(selector)].flatMap(cell => {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT); const out = [];
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const m of node.data.matchAll(/[A-Za-z]{3,}/g)) {
+        const range = document.createRange();
+        range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
+        const tops = [...range.getClientRects()].filter(r => r.width).map(r => Math.round(r.top));
+        if (new Set(tops).size > 1) out.push(m[0]);
+      }
+    }
+    return out;
+  })"""
+
+
+def test_a_namespace_history_reads_in_whole_words_at_390px(browser, live_server, staff):
+    """At 390 px a long note squeezed the other columns of the public history until "What
+    happened", "Version" and "version 1" broke mid-word; each event now reads as a card."""
+    import datetime as dt
+
+    from registry.namespaces.actions import namespace_register, namespace_update_record
+    from tests.factories import complete_values
+
+    namespace = namespace_register(kind="formal", nid="chronicle", values=complete_values(),
+                                   date=dt.date(2026, 11, 1), actor=staff)
+    namespace_update_record(
+        namespace=namespace, actor=staff, changes={"registry_note": "See the errata."},
+        reason="The registrant wrote to IANA on 2026-11-20 asking for a pointer to the "
+               "published errata of the specification, which the template predates.")
+    context = browser.new_context(base_url=live_server.url, viewport=PHONE)
+    tab = context.new_page()
+    tab.goto(reverse("namespaces:history", args=["chronicle"]))
+    assert tab.evaluate(BROKEN_CELL_WORDS, "#history tbody td") == []
+    assert tab.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    context.close()
