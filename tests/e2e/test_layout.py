@@ -170,7 +170,8 @@ BROKEN_CELL_WORDS = """(selector) => [...document.querySelectorAll(selector)].fl
 
 def test_a_namespace_history_reads_in_whole_words_at_390px(browser, live_server, staff):
     """At 390 px a long note squeezed the other columns of the public history until "What
-    happened", "Version" and "version 1" broke mid-word; each event now reads as a card."""
+    happened", "Version" and "version 1" broke mid-word; each event now reads as a card.
+    At 1280 px a note of many lines squeezed the Version column the same way."""
     import datetime as dt
 
     from registry.namespaces.actions import namespace_register, namespace_update_record
@@ -182,9 +183,13 @@ def test_a_namespace_history_reads_in_whole_words_at_390px(browser, live_server,
         namespace=namespace, actor=staff, changes={"registry_note": "See the errata."},
         reason="The registrant wrote to IANA on 2026-11-20 asking for a pointer to the "
                "published errata of the specification, which the template predates.")
-    context = browser.new_context(base_url=live_server.url, viewport=PHONE)
-    tab = context.new_page()
-    tab.goto(reverse("namespaces:history", args=["chronicle"]))
-    assert tab.evaluate(BROKEN_CELL_WORDS, "#history tbody td") == []
-    assert tab.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
-    context.close()
+    namespace_update_record(namespace=namespace, actor=staff, changes={"registry_note": ""},
+                            reason=" ".join(["A note of many words, as IANA's are."] * 30))
+    for viewport in (PHONE, {"width": 1280, "height": 900}):
+        context = browser.new_context(base_url=live_server.url, viewport=viewport)
+        tab = context.new_page()
+        tab.goto(reverse("namespaces:history", args=["chronicle"]))
+        cells = "#history tbody td" if viewport is PHONE else "#history th, #history td"
+        assert tab.evaluate(BROKEN_CELL_WORDS, cells) == [], viewport
+        assert tab.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
+        context.close()
