@@ -193,3 +193,15 @@ def test_a_namespace_history_reads_in_whole_words_at_390px(browser, live_server,
         assert tab.evaluate(BROKEN_CELL_WORDS, cells) == [], viewport
         assert tab.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
         context.close()
+
+
+def test_a_profiles_examples_name_their_columns_in_whole_words_at_390px(browser, live_server,
+                                                                        registry):
+    """"Namespace normal form", the heading of the examples' last column on a namespace
+    page with a profile (isbn), broke inside "Namespace" at 390 px."""
+    context = browser.new_context(base_url=live_server.url, viewport=PHONE)
+    tab = context.new_page()
+    tab.goto(reverse("namespaces:detail", args=["isbn"]))
+    assert tab.locator("table.profile-examples").count() == 1
+    assert tab.evaluate(BROKEN_CELL_WORDS, "table.profile-examples th") == []
+    context.close()
