@@ -42,10 +42,16 @@ Context = dict[str, Any]
 
 def header_panel(registration: RegistrationRequest, *,
                  now: dt.datetime) -> Context:
-    """The state badge and, while in public review, when the review period ends."""
+    """The state badge and, while in public review, when the review period ends; while
+    its clock is stopped (changes requested), how much of the period remains."""
+    period_ends = registration.review_period_ends(now)
+    paused = (registration.review_paused_at is not None and period_ends is not None
+              and registration.state_meaning.open)
     return {"registration": registration,
             "registrant_label": workflow.registrant_label(registration),
-            "period_ends": registration.review_period_ends(), "now": now,
+            "period_ends": period_ends, "now": now,
+            "period_left": (max(0, -((now - period_ends) // dt.timedelta(days=1)))
+                            if paused and period_ends is not None else None),
             "holder_changed": (not registration.state_meaning.final
                                and workflow.holder_changed(registration))}
 

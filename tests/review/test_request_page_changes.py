@@ -77,3 +77,24 @@ def test_a_revision_shows_its_changes_against_the_published_version(client, regi
     # Once registered, the comparison is the namespace's own (its diff page).
     approve(revision, expert, staff, register=True)
     assert find(page(client.get(revision.get_absolute_url())), "//h2[@id='changes']") == []
+
+
+def test_while_changes_are_requested_the_page_says_how_much_review_remains(
+        client, registrant, expert):
+    """The header said nothing of the review period once changes were requested: the
+    clock stops, and a registrant could not tell how long the next round stays open."""
+    import datetime as dt
+
+    import time_machine
+
+    with time_machine.travel(dt.datetime(2026, 11, 1, 12, tzinfo=dt.UTC), tick=False):
+        registration = make_registration(registrant, nid="paused")
+    with time_machine.travel(dt.datetime(2026, 11, 5, 12, tzinfo=dt.UTC), tick=False):
+        actions.registration_transition(registration=registration,
+                                        transition="request_changes", actor=expert,
+                                        comment="Give examples.")
+    with time_machine.travel(dt.datetime(2026, 11, 20, 12, tzinfo=dt.UTC), tick=False):
+        client.force_login(registrant)
+        said = text(one(page(client.get(registration.get_absolute_url())),
+                        "//*[@data-period-left]"))
+    assert said == "public review paused: 10 days of it remain counted from the next round"
