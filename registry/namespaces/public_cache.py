@@ -397,11 +397,13 @@ def _render_slot(request: HttpRequest, name: str, context: dict) -> str:
 def _holder_context(request: HttpRequest, context: dict) -> dict:
     """For the holder only: may they start a new version now (the workflow decides)?"""
     from registry.namespaces.models import Namespace
-    from registry.review.workflow import can_revise
+    from registry.review.workflow import revise_refusal
 
     namespace = Namespace(pk=context["namespace_id"], nid=context["nid"],
                           holder_id=context["holder_id"])
-    return {"can_revise": can_revise(namespace, request.user), "is_holder": True}
+    refusal = revise_refusal(namespace, request.user)
+    return {"can_revise": refusal is None, "revise_refusal": str(refusal or ""),
+            "is_holder": True}
 
 
 def public_document(request: HttpRequest, build: Callable[[], HttpResponse], *,

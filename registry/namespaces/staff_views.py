@@ -84,6 +84,14 @@ def namespace_record(request: HttpRequest, nid: str) -> HttpResponse:
                 replaced_by=status.cleaned_data.get("replaced_by", ""), actor=actor)):
             messages.success(request, f"{namespace.nid} is now {target}.")
             return redirect("namespaces:staff-namespace", namespace.nid)
+    from registry.review import workflow
+    from registry.review.models import RegistrationRequest
+
+    # A revision open now: a holder change strands it (it can then only be closed).
+    # (a draft is its registrant's alone: staff are not told of one).
+    open_revision = (RegistrationRequest.objects.filter(revises=namespace)
+                     .filter(state__in=workflow.states_where(open=True))
+                     .select_related("revises").first())
     events = (namespace.events.select_related("actor", "version")
               .order_by("-created_at", "-id"))
     current = namespace.current_version()
@@ -91,6 +99,7 @@ def namespace_record(request: HttpRequest, nid: str) -> HttpResponse:
                 getattr(current, c.private)) for c in CONTACT_FIELDS] if current else []
     return render(request, "namespaces/staff_namespace.html", {
         "namespace": namespace, "record": record, "status": status, "events": events,
-        "current": current, "contact": contact,
+        "current": current, "contact": contact, "open_revision": open_revision,
+        "revision_stranded": open_revision is not None and workflow.holder_changed(open_revision),
         "replaces": Namespace.objects.filter(replaced_by=namespace).order_by("nid"),
     }, status=400 if which and request.method == "POST" else 200)

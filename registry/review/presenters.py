@@ -42,10 +42,18 @@ Context = dict[str, Any]
 
 def header_panel(registration: RegistrationRequest, *,
                  now: dt.datetime) -> Context:
-    """The state badge and, while in public review, when the review period ends."""
+    """The state badge and, while in public review, when the review period ends; while
+    its clock is stopped (changes requested), how much of the period remains."""
+    period_ends = registration.review_period_ends(now)
+    paused = (registration.review_paused_at is not None and period_ends is not None
+              and registration.state_meaning.open)
     return {"registration": registration,
             "registrant_label": workflow.registrant_label(registration),
-            "period_ends": registration.review_period_ends(), "now": now}
+            "period_ends": period_ends, "now": now,
+            "period_left": (max(0, -((now - period_ends) // dt.timedelta(days=1)))
+                            if paused and period_ends is not None else None),
+            "holder_changed": (not registration.state_meaning.final
+                               and workflow.holder_changed(registration))}
 
 
 def race_panel(registration: RegistrationRequest) -> Context:
@@ -158,7 +166,29 @@ def template_panel(registration: RegistrationRequest, user: Any,
                         "profile": proposed_profile(shown.profile, registration)}
     if len(rounds) >= 2:
         context["round_diffs"] = round_diffs(query, rounds)
+    if rounds and workflow.can_read_working_copy(registration, user):
+        # Edits saved after the last round, which nobody else reads until resubmitted.
+        context["unsubmitted"] = [d.label for d in field_diffs(values,
+                                                               template_values(registration))
+                                  if d.changed]
+    context.update(published_diffs(registration, values,
+                                   label=f"Round {rounds[0].number}" if rounds else "This draft"))
     return context
+
+
+def published_diffs(registration: RegistrationRequest, values: dict[str, str], *,
+                    label: str) -> Context:
+    """For a revision not yet registered: the fields its text changes against the version
+    it revises, as its reviewers need them (RFC 8141 section 6.2)."""
+    if not registration.is_revision or registration.published_version_id:
+        return {}
+    assert registration.revises is not None  # a revision revises one
+    current = registration.revises.current_version()
+    if current is None:
+        return {}
+    return {"published": current, "shown_label": label,
+            "published_diffs": [d for d in field_diffs(template_values(current), values)
+                                if d.changed]}
 
 
 def timeline_panel(registration: RegistrationRequest, user: Any) -> Context:

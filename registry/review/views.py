@@ -67,9 +67,11 @@ def _get_registration(request, pk: int) -> RegistrationRequest:
 def _held_by(user):
     """The namespaces ``user`` holds, each with its open revision (read by
     workflow.revise_refusal), in one query."""
-    open_revision = (RegistrationRequest.objects.filter(revises=OuterRef("pk"))
-                     .exclude(state__in=workflow.FINAL_STATES).values("pk")[:1])
-    return Namespace.objects.filter(holder=user).annotate(open_revision_pk=Subquery(open_revision))
+    open_revision = workflow.blocking_revisions(
+        RegistrationRequest.objects.filter(revises=OuterRef("pk")), user)
+    return Namespace.objects.filter(holder=user).annotate(
+        open_revision_pk=Subquery(open_revision.values("pk")[:1]),
+        open_revision_registrant_id=Subquery(open_revision.values("registrant_id")[:1]))
 
 
 @login_required

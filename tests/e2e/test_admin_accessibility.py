@@ -67,3 +67,22 @@ def test_the_admin_passes_axe_for_iana_staff(browser: Any, live_server: Any) -> 
     context.close()
     assert len(seen) > 20 and changes_per_model, sorted(seen)
     assert not findings, "\n".join(findings)
+
+
+def test_a_change_form_with_a_wide_inline_passes_axe_on_a_phone(browser: Any,
+                                                                 live_server: Any) -> None:
+    """At 390 px a person's change form scrolls its table of account events sideways, a
+    region the keyboard could not reach (axe's scrollable-region-focusable, serious)."""
+    from tests.e2e.test_accessibility import PHONE
+
+    site = build_site()
+    staff = site.people["staff"]
+    context = signed_in(browser, live_server, staff)
+    tab = context.new_page()
+    tab.set_viewport_size(PHONE)
+    tab.goto(f"{live_server.url}/admin/accounts/user/{staff.pk}/change/")
+    assert tab.locator(".inline-group").count()
+    violations = [f"{v['id']}: " + "; ".join(v["nodes"]) for v in tab.evaluate(AXE_RUN)
+                  if v["impact"] in BLOCKING]
+    assert violations == []
+    context.close()

@@ -90,3 +90,118 @@ def test_the_statistics_read_at_390px_and_the_load_table_whole_at_1280px(
         if viewport is PHONE:
             assert tab.evaluate("document.documentElement.scrollHeight") < 6000
         context.close()
+
+
+# Words of the row headings of a comparison table that wrap inside themselves (one word
+# on two lines), measured word by word with a Range over the text.
+BROKEN_LABELS = """() => [...document.querySelectorAll("main table.diff th[scope=row]")].flatMap(
+    th => {
+      const node = th.firstChild; if (!node || node.nodeType !== 3) return [];
+      return [...node.data.matchAll(/\\S+/g)].filter(m => {
+        const range = document.createRange();
+        range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
+        const tops = [...range.getClientRects()].filter(r => r.width).map(r => Math.round(r.top));
+        return new Set(tops).size > 1;
+      }).map(m => m[0]);
+    })"""
+
+
+def test_the_round_comparison_names_each_field_in_whole_words(browser, live_server, registrant,
+                                                             expert):
+    """The field names of "Compare rounds" ("Interoperability", "Documentation") were cut
+    mid-word at 1280 px in the page's left column, and at 390 px: the page lets long text
+    break anywhere, which made the heading column as narrow as one letter."""
+    from registry.review import actions
+    from tests.factories import complete_values, make_registration
+
+    registration = make_registration(registrant, nid="roundtwo")
+    actions.registration_transition(registration=registration, transition="request_changes",
+                                    actor=expert, comment="Say more about assignment.")
+    registration.refresh_from_db()
+    actions.registration_update(
+        registration=registration, actor=registrant, edit_version=registration.edit_version,
+        kind="formal", proposed_nid="roundtwo", fast_track=False,
+        values=complete_values(registrant, assignment="Sequential, never reused, audited."))
+    actions.registration_transition(registration=registration, transition="resubmit",
+                                    actor=registrant)
+    for viewport in ({"width": 1280, "height": 900}, PHONE):
+        context = browser.new_context(base_url=live_server.url, viewport=viewport)
+        tab = context.new_page()
+        tab.goto(registration.get_absolute_url())
+        assert tab.locator("main table.diff th[scope=row]").count() >= 10
+        assert tab.evaluate(BROKEN_LABELS) == [], viewport
+        context.close()
+
+
+def test_the_review_period_date_stays_on_one_line_at_390px(browser, live_server, registrant):
+    """At 390 px the header's "public review until 2026-11-29" broke the date at its
+    hyphen, "2026-" on one line and "11-29" on the next."""
+    from tests.factories import make_registration
+
+    registration = make_registration(registrant, nid="periodical",
+                                     registrant_organisation="Example Archive Foundation")
+    context = browser.new_context(base_url=live_server.url, viewport=PHONE)
+    tab = context.new_page()
+    tab.goto(registration.get_absolute_url())
+    found = False
+    for width in range(300, 391, 6):  # wherever the header's line happens to end
+        tab.set_viewport_size({"width": width, "height": 844})
+        date = tab.locator("[data-period-ends]")
+        found = True
+        assert date.evaluate("e => e.getClientRects().length") == 1, width
+    assert found
+    context.close()
+
+
+# Words inside the cells selected that wrap inside themselves (one word on two lines).
+BROKEN_CELL_WORDS = """(selector) => [...document.querySelectorAll(selector)].flatMap(cell => {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT); const out = [];
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const m of node.data.matchAll(/[A-Za-z]{3,}/g)) {
+        const range = document.createRange();
+        range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
+        const tops = [...range.getClientRects()].filter(r => r.width).map(r => Math.round(r.top));
+        if (new Set(tops).size > 1) out.push(m[0]);
+      }
+    }
+    return out;
+  })"""
+
+
+def test_a_namespace_history_reads_in_whole_words_at_390px(browser, live_server, staff):
+    """At 390 px a long note squeezed the other columns of the public history until "What
+    happened", "Version" and "version 1" broke mid-word; each event now reads as a card.
+    At 1280 px a note of many lines squeezed the Version column the same way."""
+    import datetime as dt
+
+    from registry.namespaces.actions import namespace_register, namespace_update_record
+    from tests.factories import complete_values
+
+    namespace = namespace_register(kind="formal", nid="chronicle", values=complete_values(),
+                                   date=dt.date(2026, 11, 1), actor=staff)
+    namespace_update_record(
+        namespace=namespace, actor=staff, changes={"registry_note": "See the errata."},
+        reason="The registrant wrote to IANA on 2026-11-20 asking for a pointer to the "
+               "published errata of the specification, which the template predates.")
+    namespace_update_record(namespace=namespace, actor=staff, changes={"registry_note": ""},
+                            reason=" ".join(["A note of many words, as IANA's are."] * 30))
+    for viewport in (PHONE, {"width": 1280, "height": 900}):
+        context = browser.new_context(base_url=live_server.url, viewport=viewport)
+        tab = context.new_page()
+        tab.goto(reverse("namespaces:history", args=["chronicle"]))
+        cells = "#history tbody td" if viewport is PHONE else "#history th, #history td"
+        assert tab.evaluate(BROKEN_CELL_WORDS, cells) == [], viewport
+        assert tab.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
+        context.close()
+
+
+def test_a_profiles_examples_name_their_columns_in_whole_words_at_390px(browser, live_server,
+                                                                        registry):
+    """"Namespace normal form", the heading of the examples' last column on a namespace
+    page with a profile (isbn), broke inside "Namespace" at 390 px."""
+    context = browser.new_context(base_url=live_server.url, viewport=PHONE)
+    tab = context.new_page()
+    tab.goto(reverse("namespaces:detail", args=["isbn"]))
+    assert tab.locator("table.profile-examples").count() == 1
+    assert tab.evaluate(BROKEN_CELL_WORDS, "table.profile-examples th") == []
+    context.close()

@@ -97,3 +97,16 @@ def test_the_api_names_the_replacement(client, namespace, successor, staff,
     with django_assert_max_num_queries(6):
         rows = client.get("/api/namespaces/").json()["results"]
     assert {r["nid"]: r["replaced_by"] for r in rows} == {"nextns": None, "recordns": "nextns"}
+
+
+def test_the_staff_history_shows_references_as_staff_write_them(client, namespace, staff):
+    """The record's history wrote a references change as Python's repr of the stored
+    dicts ("[{'type': 'rfc', ...}]"); it shows the labels staff typed."""
+    from tests.html import find, page, text
+
+    namespace_update_record(namespace=namespace, actor=staff, reason="Ticket 4712.",
+                            changes={"references": ["RFC8141", "Example Body <https://b.example/>"]})
+    client.force_login(staff)
+    doc = page(client.get("/iana/namespaces/recordns/"))
+    change = [text(line) for line in find(doc, "//span[code='references']")]
+    assert change == ["references: Example Org → RFC8141; Example Body"], change

@@ -137,3 +137,112 @@ def test_drafts_filled_before_the_fix_lose_the_other_persons_private_contact(han
         "private_contact_name": new_holder.get_full_name(),
         "private_contact_email": new_holder.email,
         "private_contact_phone": "", "private_contact_postal": ""}
+
+
+def test_the_new_holder_is_not_asked_to_finish_the_previous_holders_revision(
+        client, registrant, expert, staff):
+    """A revision the previous holder started before the change is not the new holder's
+    to finish or withdraw: the namespace page and the refusal say whose it is."""
+    approve(make_registration(registrant, nid="midflight"), expert, staff, register=True)
+    namespace = Namespace.objects.by_nid("midflight").get()
+    started = actions.registration_create(actor=registrant, revises=namespace)
+    started = actions.registration_update(
+        registration=started, actor=registrant, edit_version=started.edit_version,
+        kind=started.kind, proposed_nid="", fast_track=False,
+        values={**started.values(), "revision_information": "Adds a mirror."})
+    started = actions.registration_transition(registration=started, transition="submit",
+                                              actor=registrant)
+    successor = make_user("successor@example.org", organisation="Successor Institute")
+    namespace = namespace_update_record(namespace=namespace, changes={"holder": successor},
+                                        reason="Passed to its successor.", actor=staff)
+    client.force_login(successor)
+    said = text(page(client.get(namespace.get_absolute_url())).xpath(
+        "//p[@data-revise-refusal]")[0])
+    assert f"Request #{started.pk}" in said and "started by its previous holder" in said
+    assert "finish or withdraw" not in said
+    with pytest.raises(actions.TransitionRefused, match="started by its previous holder"):
+        actions.registration_create(actor=successor, revises=namespace)
+
+
+def test_a_revision_started_before_a_holder_change_is_not_published(
+        client, registrant, expert, staff):
+    """The previous holder's revision cannot become the new holder's next version (it
+    would carry the previous holder's text and contact for IANA); staff close it."""
+    approve(make_registration(registrant, nid="passedon"), expert, staff, register=True)
+    namespace = Namespace.objects.by_nid("passedon").get()
+    revision = actions.registration_create(actor=registrant, revises=namespace)
+    revision = actions.registration_update(
+        registration=revision, actor=registrant, edit_version=revision.edit_version,
+        kind=revision.kind, proposed_nid="", fast_track=False,
+        values={**revision.values(), "revision_information": "Adds a mirror."})
+    revision = actions.registration_transition(registration=revision, transition="submit",
+                                               actor=registrant)
+    revision = approve(revision, expert)
+    namespace_update_record(namespace=namespace,
+                            changes={"holder": make_user("heir@example.org")},
+                            reason="Passed to its heir.", actor=staff)
+    revision.refresh_from_db()
+    with pytest.raises(actions.TransitionRefused, match="changed holder"):
+        actions.registration_transition(registration=revision, transition="register",
+                                        actor=staff)
+    assert namespace.current_version().number == 1
+    client.force_login(staff)
+    doc = page(client.get(revision.get_absolute_url()))
+    assert not find(doc, "//button[contains(., 'Complete the registration')]")
+    said = text(find(doc, "//*[@id='holder-changed']")[0])
+    assert "passedon changed holder after this revision was started" in said
+    assert "Close it below" in said
+    # Nor does it wait in the queue for ever: staff close it, with the reason.
+    queue = page(client.get("/requests/iana/"))
+    assert find(queue, f"//table[@id='ready']//a[@href='/requests/{revision.pk}/#do-close']")
+    closed = actions.registration_transition(registration=revision, transition="close",
+                                             actor=staff, comment="The namespace has a new "
+                                             "holder; the heir will revise it.")
+    assert closed.state == "closed"
+    assert find(page(client.get(revision.get_absolute_url())), "//*[@id='holder-changed']") == []
+
+
+def test_staff_are_told_a_holder_change_strands_the_open_revision(client, registrant, expert,
+                                                                   staff):
+    approve(make_registration(registrant, nid="forewarned"), expert, staff, register=True)
+    namespace = Namespace.objects.by_nid("forewarned").get()
+    revision = actions.registration_create(actor=registrant, revises=namespace)
+    client.force_login(staff)
+    url = reverse("namespaces:staff-namespace", args=["forewarned"])
+    # A draft is its registrant's alone: staff are not told of it.
+    assert find(page(client.get(url)), "//*[@id='open-revision']") == []
+    revision = actions.registration_update(
+        registration=revision, actor=registrant, edit_version=revision.edit_version,
+        kind=revision.kind, proposed_nid="", fast_track=False,
+        values={**revision.values(), "revision_information": "Adds a mirror."})
+    revision = actions.registration_transition(registration=revision, transition="submit",
+                                               actor=registrant)
+    said = text(find(page(client.get(url)), "//*[@id='open-revision']")[0])
+    assert f"Request #{revision.pk}" in said and "If you change the holder" in said
+    namespace_update_record(namespace=namespace, changes={"holder": make_user("x@example.org")},
+                            reason="Handed over.", actor=staff)
+    said = text(find(page(client.get(url)), "//*[@id='open-revision']")[0])
+    assert "started by a previous holder" in said and "close it with a reason" in said
+
+
+def test_a_previous_holders_draft_never_blocks_the_new_holder(client, registrant, expert, staff):
+    """Nobody but its registrant can end a draft, and after a holder change it can never
+    be submitted: it does not stop the new holder starting the next version, nor is it
+    named to him."""
+    approve(make_registration(registrant, nid="unblocked"), expert, staff, register=True)
+    namespace = Namespace.objects.by_nid("unblocked").get()
+    draft = actions.registration_create(actor=registrant, revises=namespace)
+    successor = make_user("successor@example.org", organisation="Successor Institute")
+    namespace = namespace_update_record(namespace=namespace, changes={"holder": successor},
+                                        reason="Passed to its successor.", actor=staff)
+    client.force_login(successor)
+    doc = page(client.get(namespace.get_absolute_url()))
+    assert find(doc, "//button[contains(., 'Start a new version')]")
+    assert f"#{draft.pk}" not in text(find(doc, "//main")[0])
+    mine = page(client.get(reverse("review:my-requests")))
+    assert find(mine, "//button[contains(., 'start a new version')]")
+    started = actions.registration_create(actor=successor, revises=namespace)
+    assert started.registrant == successor
+    with pytest.raises(actions.TransitionRefused, match="changed holder"):
+        actions.registration_transition(registration=draft, transition="submit",
+                                        actor=registrant)

@@ -283,7 +283,8 @@ def test_the_namespace_page_links_its_review_record_and_asks_can_revise(
                                            revises=Namespace.objects.by_nid("recorded").get())
     detail = page(client.get("/namespaces/recorded/"))
     assert not detail.xpath('//button[contains(., "Start a new version")]')
-    assert "already open" in text_of(detail, "//p")
+    assert f"Request #{revision.pk} already revises recorded" in text_of(
+        detail, "//p[@data-revise-refusal]")
     mine = page(client.get(reverse("review:my-requests")))
     assert not mine.xpath('//button[contains(., "start a new version")]')
     assert mine.xpath(f'//a[@href="/requests/{revision.pk}/"]')

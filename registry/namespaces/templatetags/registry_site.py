@@ -31,3 +31,15 @@ def navigation(context: template.Context) -> str:
     if request is None or not hasattr(request, "user"):  # a page rendered without one
         return render_to_string(NAV_TEMPLATE, cast("dict[str, Any]", context.flatten()))
     return mark_safe(cached_navigation(request, context.get("search_query") or ""))  # noqa: S308
+
+
+@register.filter
+def as_change(value: Any) -> str:
+    """One side of a registry record change as staff wrote it: references by their labels
+    (RFC5279, Name), one after another; anything else as it is."""
+    from registry.namespaces import xrefs
+
+    if isinstance(value, list):
+        return "; ".join(xrefs.label(cast(xrefs.Xref, v)) if isinstance(v, dict) else str(v)
+                         for v in value)
+    return "" if value is None else str(value)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from django.conf import settings
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from registry.accounts.roles import EXPERT_ROLE, is_expert, is_iana_staff
@@ -34,6 +35,7 @@ from registry.review.workflow.roles import (
 from registry.review.workflow.tables import (
     FAST_TRACK,
     FINAL_STATES,
+    INITIAL_STATE,
     TRANSITIONS,
     Transition,
     meaning_of,
@@ -118,7 +120,8 @@ def refusal(registration: RegistrationRequest, transition: Transition, user: Vis
         return exc
     problem = (_conflict_refusal(registration, transition, user, roles)
                or _standardisation_mismatch(registration, transition)
-               or _race_refusal(registration, transition, roles))
+               or _race_refusal(registration, transition, roles)
+               or _holder_refusal(registration, transition))
     if problem is not None or inputs is None:
         return problem
     return _inputs_refusal(registration, transition, inputs, now or timezone.now())
@@ -160,11 +163,12 @@ def _race_refusal(registration: RegistrationRequest, transition: Transition,
     if not (transition.race_only or transition.needs_free_nid):
         return None
     race = race_of(registration)
-    if transition.race_only and not race:
+    if transition.race_only and not race and not holder_changed(registration):
         return TransitionRefused(
             "Only a request in a race for its NID (another open request proposes it, or it "
-            "was registered meanwhile) can be closed; otherwise the registrant withdraws it "
-            "or the experts decide on it."
+            "was registered meanwhile), or a revision of a namespace that changed holder "
+            "since, can be closed; otherwise the registrant withdraws it or the experts "
+            "decide on it."
         )
     if transition.needs_free_nid and race.taken:
         way_out = ('"Close the request" with a reason instead'
@@ -175,6 +179,33 @@ def _race_refusal(registration: RegistrationRequest, transition: Transition,
             f'"{transition.label.lower()}" is no longer possible: {way_out}.'
         )
     return None
+
+
+def holder_changed(registration: RegistrationRequest) -> bool:
+    """A revision whose registrant no longer holds the namespace it revises (staff
+    changed the holder after it was started)."""
+    if not registration.is_revision:
+        return False
+    assert registration.revises is not None  # a revision revises one
+    return registration.revises.holder_id != registration.registrant_id
+
+
+def _holder_refusal(registration: RegistrationRequest,
+                    transition: Transition) -> Refused | None:
+    """A revision is its namespace's holder's: one started before a holder change is
+    neither sent to review again nor published (the new holder's version would carry
+    the previous holder's text and contact); it can still be withdrawn, decided on or
+    closed with a reason."""
+    if not ((transition.creates_round or transition.publishes)
+            and holder_changed(registration)):
+        return None
+    assert registration.revises is not None  # holder_changed: a revision
+    return TransitionRefused(
+        f"{registration.revises.nid} changed holder after this revision was started, so "
+        f'"{transition.label.lower()}" is no longer possible: only its holder\'s revision '
+        "goes on; the registrant can withdraw this one, or the experts or IANA staff close "
+        "it with a reason."
+    )
 
 
 def _inputs_refusal(registration: RegistrationRequest, transition: Transition,
@@ -250,6 +281,15 @@ def can_edit(registration: RegistrationRequest, user: Visitor) -> bool:
     return edit_refusal(registration, user) is None
 
 
+def blocking_revisions(revisions: QuerySet[RegistrationRequest],
+                       user: Visitor) -> QuerySet[RegistrationRequest]:
+    """Among ``revisions``, those that stop ``user`` starting another: any open one of
+    theirs, and one someone else submitted (a previous holder's draft is theirs alone,
+    never goes on after a holder change, and must not block the new holder for ever)."""
+    return (revisions.exclude(state__in=FINAL_STATES)
+            .exclude(Q(state=INITIAL_STATE) & ~Q(registrant_id=getattr(user, "pk", None))))
+
+
 def revise_refusal(namespace: Namespace, user: Visitor) -> Refused | None:
     """Whether ``user`` may start a new version of ``namespace`` now: its holder, once
     no other revision of it is open (so each version builds on the one before)."""
@@ -257,9 +297,19 @@ def revise_refusal(namespace: Namespace, user: Visitor) -> Refused | None:
         return NotAllowed("Only the holder of a namespace can revise it.")
     if hasattr(namespace, "open_revision_pk"):  # annotated for a list (one query)
         open_pk = namespace.open_revision_pk
+        started_by = getattr(namespace, "open_revision_registrant_id", user.pk)
     else:
-        open_pk = (RegistrationRequest.objects.filter(revises=namespace)
-                   .exclude(state__in=FINAL_STATES).values_list("pk", flat=True).first())
+        open_pk, started_by = (blocking_revisions(
+            RegistrationRequest.objects.filter(revises=namespace), user)
+            .values_list("pk", "registrant_id").first() or (None, None))
+    if open_pk is not None and started_by != user.pk:
+        # Started by a previous holder before a holder change: not this person's to
+        # finish or withdraw.
+        return TransitionRefused(
+            f"Request #{open_pk}, a new version of {namespace.nid} started by its previous "
+            "holder, is still open; you can start yours once it is registered, withdrawn or "
+            "closed, so that each version builds on the one before."
+        )
     if open_pk is not None:
         return TransitionRefused(
             f"Request #{open_pk} already revises {namespace.nid}; finish or withdraw "
