@@ -28,7 +28,7 @@ if any(address.startswith("unix:") for address in bind) and "unix" not in (
     # A peer on the socket has no address: unless it is the trusted proxy, every client
     # would have none, and no rate limit could tell one from another.
     raise SystemExit("BIND names a Unix socket: add unix to TRUSTED_PROXIES "
-                     "(docs/operations.md, A Unix socket between nginx and gunicorn).")
+                     "(docs/operations.md, 'nginx in front').")
 workers = int(os.environ.get("WEB_CONCURRENCY") or multiprocessing.cpu_count() * 2 + 1)
 worker_class = "sync"
 timeout = 30

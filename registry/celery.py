@@ -1,4 +1,5 @@
-"""The Celery application. Workers start with ``celery -A registry worker -B``."""
+"""The Celery application: ``celery -A registry.celery worker`` and, on one machine,
+``celery -A registry.celery beat`` (the Procfile, deploy/, docs/operations.md)."""
 
 import os
 

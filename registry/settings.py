@@ -3,7 +3,7 @@
 With nothing set, the app runs on an embedded default: SQLite in the project
 folder, Celery tasks run eagerly in-process, mail printed on the console.
 ``REGISTRY_ENV=production`` turns every missing required variable into a
-start-up error (see registry/env.py and docs/operations.md's configuration table).
+start-up error (see registry/env.py and docs/operations.md's settings table).
 """
 
 from __future__ import annotations
