@@ -33,6 +33,21 @@ def handed_over(registrant, expert, staff):
     return namespace, new_holder
 
 
+def _describe_revision(revision, registrant):
+    """A revision's draft with what it changes written in (a revision must say so)."""
+    return actions.registration_update(
+        registration=revision, actor=registrant, edit_version=revision.edit_version,
+        kind=revision.kind, proposed_nid="", fast_track=False,
+        values={**revision.values(), "revision_information": "Adds a mirror."})
+
+
+def _submitted_revision(namespace, registrant):
+    revision = _describe_revision(
+        actions.registration_create(actor=registrant, revises=namespace), registrant)
+    return actions.registration_transition(registration=revision, transition="submit",
+                                           actor=registrant)
+
+
 def test_the_new_holders_revision_carries_none_of_the_old_private_contact(
         client, handed_over, expert, staff):
     namespace, new_holder = handed_over
@@ -145,13 +160,7 @@ def test_the_new_holder_is_not_asked_to_finish_the_previous_holders_revision(
     to finish or withdraw: the namespace page and the refusal say whose it is."""
     approve(make_registration(registrant, nid="midflight"), expert, staff, register=True)
     namespace = Namespace.objects.by_nid("midflight").get()
-    started = actions.registration_create(actor=registrant, revises=namespace)
-    started = actions.registration_update(
-        registration=started, actor=registrant, edit_version=started.edit_version,
-        kind=started.kind, proposed_nid="", fast_track=False,
-        values={**started.values(), "revision_information": "Adds a mirror."})
-    started = actions.registration_transition(registration=started, transition="submit",
-                                              actor=registrant)
+    started = _submitted_revision(namespace, registrant)
     successor = make_user("successor@example.org", organisation="Successor Institute")
     namespace = namespace_update_record(namespace=namespace, changes={"holder": successor},
                                         reason="Passed to its successor.", actor=staff)
@@ -170,13 +179,7 @@ def test_a_revision_started_before_a_holder_change_is_not_published(
     would carry the previous holder's text and contact for IANA); staff close it."""
     approve(make_registration(registrant, nid="passedon"), expert, staff, register=True)
     namespace = Namespace.objects.by_nid("passedon").get()
-    revision = actions.registration_create(actor=registrant, revises=namespace)
-    revision = actions.registration_update(
-        registration=revision, actor=registrant, edit_version=revision.edit_version,
-        kind=revision.kind, proposed_nid="", fast_track=False,
-        values={**revision.values(), "revision_information": "Adds a mirror."})
-    revision = actions.registration_transition(registration=revision, transition="submit",
-                                               actor=registrant)
+    revision = _submitted_revision(namespace, registrant)
     revision = approve(revision, expert)
     namespace_update_record(namespace=namespace,
                             changes={"holder": make_user("heir@example.org")},
@@ -211,10 +214,7 @@ def test_staff_are_told_a_holder_change_strands_the_open_revision(client, regist
     url = reverse("namespaces:staff-namespace", args=["forewarned"])
     # A draft is its registrant's alone: staff are not told of it.
     assert find(page(client.get(url)), "//*[@id='open-revision']") == []
-    revision = actions.registration_update(
-        registration=revision, actor=registrant, edit_version=revision.edit_version,
-        kind=revision.kind, proposed_nid="", fast_track=False,
-        values={**revision.values(), "revision_information": "Adds a mirror."})
+    revision = _describe_revision(revision, registrant)
     revision = actions.registration_transition(registration=revision, transition="submit",
                                                actor=registrant)
     said = text(find(page(client.get(url)), "//*[@id='open-revision']")[0])
