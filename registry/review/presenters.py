@@ -13,6 +13,7 @@ import datetime as dt
 import json
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.http import QueryDict
 from django.urls import reverse
@@ -43,15 +44,21 @@ Context = dict[str, Any]
 def header_panel(registration: RegistrationRequest, *,
                  now: dt.datetime) -> Context:
     """The state badge and, while in public review, when the review period ends; while
-    its clock is stopped (changes requested), how much of the period remains."""
+    its clock is stopped (changes requested), how much of the period the request will
+    have once it runs again: a whole new one where going on makes a new round."""
     period_ends = registration.review_period_ends(now)
     paused = (registration.review_paused_at is not None and period_ends is not None
               and registration.state_meaning.open)
+    restarts = paused and workflow.review_restarts_from(registration.state)
+    left = None
+    if restarts:
+        left = settings.REVIEW_MIN_DAYS
+    elif paused and period_ends is not None:
+        left = max(0, -((now - period_ends) // dt.timedelta(days=1)))
     return {"registration": registration,
             "registrant_label": workflow.registrant_label(registration),
             "period_ends": period_ends, "now": now,
-            "period_left": (max(0, -((now - period_ends) // dt.timedelta(days=1)))
-                            if paused and period_ends is not None else None),
+            "period_left": left, "period_restarts": restarts,
             "holder_changed": (not registration.state_meaning.final
                                and workflow.holder_changed(registration))}
 

@@ -3,6 +3,7 @@ not yet resubmitted (the page shows the submitted round, so the edits seemed los
 for a revision, its changes against the version it revises (what its reviewers judge)."""
 
 import pytest
+from django.conf import settings
 
 from registry.namespaces.models import Namespace
 from registry.review import actions
@@ -97,4 +98,13 @@ def test_while_changes_are_requested_the_page_says_how_much_review_remains(
         client.force_login(registrant)
         said = text(one(page(client.get(registration.get_absolute_url())),
                         "//*[@data-period-left]"))
-    assert said == "public review paused: 10 days of it remain counted from the next round"
+    # Resubmitting makes a new round, and a new round has the whole period (as the
+    # clock then runs: review_started_at moves to the resubmission).
+    assert said == ("public review paused: the next round has a whole review period of "
+                    f"{settings.REVIEW_MIN_DAYS} days")
+    resubmitted_at = dt.datetime(2026, 11, 21, 12, tzinfo=dt.UTC)
+    with time_machine.travel(resubmitted_at, tick=False):
+        registration = actions.registration_transition(
+            registration=registration, transition="resubmit", actor=registrant)
+        assert registration.review_period_ends(resubmitted_at) == (
+            resubmitted_at + dt.timedelta(days=settings.REVIEW_MIN_DAYS))

@@ -99,6 +99,7 @@ from registry.review.workflow.tables import (
     event_label,
     meaning_of,
     path_of,
+    review_restarts_from,
     states_where,
 )
 from registry.review.workflow.visibility import (
@@ -239,6 +240,7 @@ __all__ = [
     "shows_nid_warnings",
     "signed_in",
     "standardisation_refusal",
+    "review_restarts_from",
     "states_where",
     "submit_transition",
     "suggested_assignee",

@@ -196,6 +196,14 @@ TRANSITIONS: dict[str, Transition] = {t.name: t for t in (
 )}
 
 
+def review_restarts_from(state: str) -> bool:
+    """Whether the review clock, stopped in ``state``, starts again with a whole new
+    period: every move out of it into a state where the clock runs makes a new round."""
+    onward = [t for t in TRANSITIONS.values()
+              if state in t.sources and meaning_of(t.target).review_clock]
+    return bool(onward) and all(t.creates_round for t in onward)
+
+
 def path_of(registration: RegistrationRequest) -> str:
     return FAST_TRACK if registration.fast_track else COMMUNITY
 
