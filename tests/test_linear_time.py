@@ -79,8 +79,14 @@ def test_a_confirmed_ratio_still_catches_a_quadratic_pattern():
         return quadratic.findall(text)
 
     family = Family("'[' repeated", "[")
-    first = measure(parse, family, 3_000, runs=3)
-    assert confirmed(parse, first, THRESHOLD).ratio > THRESHOLD
+    # Its ratio is 4 at double the input; a burst on the sibling hardware thread can halve
+    # one measure (1.97 seen once in the full suite), so the claim is asked three times.
+    ratios = []
+    for _ in range(3):
+        ratios.append(confirmed(parse, measure(parse, family, 3_000, runs=3), THRESHOLD).ratio)
+        if ratios[-1] > THRESHOLD:
+            break
+    assert ratios[-1] > THRESHOLD, ratios
     # A first measure that looked too slow for a linear parser is measured again.
     linear = re.compile(r"\[")
     inflated = measure(linear.findall, family, 20_000)
