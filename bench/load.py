@@ -291,14 +291,18 @@ def redis_bytes(redis_url: str, prefix: str) -> tuple[int, int]:
 
 
 def signed_in_cookie(env: dict) -> str:
-    """A session of a seeded account, as the browser sends it back."""
+    """A session of a seeded account and a CSRF cookie, as a signed-in browser sends them
+    back (the log-in form set the CSRF cookie)."""
     code = (
         "from django.conf import settings; from django.test import Client; "
         "from registry.accounts.models import User; "
         "u = User.objects.filter(email='bench@example.org').first() or "
         "User.objects.create_user(email='bench@example.org', password=None); "
         "c = Client(); c.force_login(u); "
-        "print(settings.SESSION_COOKIE_NAME + '=' + c.cookies[settings.SESSION_COOKIE_NAME].value)"
+        "from django.middleware.csrf import CSRF_ALLOWED_CHARS; "
+        "from django.utils.crypto import get_random_string; "
+        "print(settings.SESSION_COOKIE_NAME + '=' + c.cookies[settings.SESSION_COOKIE_NAME].value"
+        " + '; ' + settings.CSRF_COOKIE_NAME + '=' + get_random_string(32, CSRF_ALLOWED_CHARS))"
     )
     out = subprocess.run([PYTHON, "manage.py", "shell", "-c", code], cwd=ROOT, env=env,
                          capture_output=True, text=True, check=True).stdout

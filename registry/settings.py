@@ -121,9 +121,12 @@ DATABASES = {
             required_in_production=True,
         ),
         # Persistent connections in production: a new PostgreSQL connection per
-        # request costs more than most cached pages.
+        # request costs more than most cached pages. Not checked before each request
+        # (Django's default; its SELECT 1 would double a cached page's round trips): after
+        # a PostgreSQL restart a worker's first query on its old connection fails, that
+        # request is a 503 with Retry-After (registry/unavailable.py) and the connection
+        # is replaced when it ends (docs/benchmarks.md).
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60 if IS_PRODUCTION else 0),
-        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
