@@ -405,6 +405,9 @@ def main() -> None:
             measured += [(f"{label}, signed in", path, False, cookie)
                          for label, path, export, _ in measured[:]
                          if not export]
+            # What reading the visitor alone costs, against the same floor.
+            measured.append(("trivial view reading its visitor, signed in",
+                             "/bench-floor/visitor/", False, cookie))
         for label, path, export, extra in measured:
             if args.only and args.only not in label:
                 continue
@@ -477,7 +480,8 @@ def main() -> None:
               f"| {floor['p50']:.1f} / {floor['p99']:.1f} "
               f"| {queries} / {cold_queries} | {cold_ms:.0f} |")
     print()
-    for kind, chosen in (("pages", [r for r in rows if not r[7]]),
+    pages_rows = [r for r in rows if not r[7] and not r[0].startswith("trivial view")]
+    for kind, chosen in (("pages", pages_rows),
                          ("exports and API", [r for r in rows if r[7]])):
         if not chosen:
             continue
