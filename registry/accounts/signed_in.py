@@ -21,6 +21,12 @@ rename or deletion): at once, and again at commit, as a *tombstone* kept for
 from the database and not cached. So a request that read the old row before the
 change committed cannot put it back. A write that bypasses the model's signals
 (``QuerySet.update``) must call ``forget_account`` itself.
+
+An entry lives ``ACCOUNT_SECONDS`` (five minutes) at most. Forgetting it can fail: a
+delete missed while the Redis is away is owed only in the memory of the process that
+missed it (registry/cache.py), and lost if that process dies; a role taken away then
+still shows, and still lets in, until the entry expires. The price of the bound is one
+SQL read per signed-in account every five minutes.
 """
 
 from __future__ import annotations
@@ -48,7 +54,8 @@ from registry.release import current_release
 
 cache: Any = ConnectionProxy(caches, "default")  # where the sessions are
 
-ACCOUNT_SECONDS = 24 * 60 * 60
+# How long an entry lives: the bound on a change whose forgetting was lost (above).
+ACCOUNT_SECONDS = 5 * 60
 # After a change the account is not cached for this long: more than a request may
 # take (gunicorn's timeout), so no request that read the row before the change
 # committed can store it afterwards.
