@@ -49,7 +49,7 @@ from django.utils.crypto import constant_time_compare
 from django.utils.functional import SimpleLazyObject
 from django.utils.html import escape
 
-from registry.accounts.roles import can_use_staff_pages, is_expert, is_iana_staff, role_label
+from registry.accounts.roles import can_use_staff_pages, role_label
 from registry.release import current_release
 
 cache: Any = ConnectionProxy(caches, "default")  # where the sessions are
@@ -176,13 +176,26 @@ class CachedAuthenticationMiddleware(AuthenticationMiddleware):
 _anonymous_navigation: dict[str, str] = {}  # by release, in this process
 
 
-def render_navigation(user: Any) -> str:
-    """The navigation bar of ``user`` (signed in or not), with the request's marks."""
+def navigation_context(user: Any) -> dict[str, Any]:
+    """What the navigation offers ``user`` (signed in or not), as the policy answers it:
+    the pages of the workflow (registry.review.workflow) and the staff pages (roles.py).
+    ``_nav.html`` asks these values and decides nothing; the cached navigation and the
+    context processor both build them here."""
+    from registry.review import workflow
+
     signed_in = bool(getattr(user, "is_authenticated", False))
-    return render_to_string(NAV_TEMPLATE, {
-        "user": user, "is_expert": is_expert(user), "is_iana_staff": is_iana_staff(user),
+    return {
+        "can_see_dashboard": workflow.can_see_dashboard(user),
+        "can_see_staff_queue": workflow.can_see_staff_queue(user),
         "can_use_staff_pages": can_use_staff_pages(user),
         "role_label": role_label(user) if signed_in else "",
+    }
+
+
+def render_navigation(user: Any) -> str:
+    """The navigation bar of ``user`` (signed in or not), with the request's marks."""
+    return render_to_string(NAV_TEMPLATE, {
+        "user": user, **navigation_context(user),
         "csrf_token": CSRF_MARK, "search_query": QUERY_MARK,
     })
 
