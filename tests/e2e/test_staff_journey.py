@@ -33,7 +33,7 @@ def test_fast_track_for_a_body_recognized_on_the_staff_page(new_page):
     iana = new_page()
     log_in(iana, "staff@example.org", password=DEMO_PASSWORD, lands_on=r"/requests/iana/$")
     assert "IANA staff" in iana.inner_text("#who")
-    iana.click("text=Accounts and roles")
+    iana.click("main >> text=Accounts and roles")
     iana.fill("#accounts-q", "web consortium")
     iana.click("form[role=search] >> text=Find")
     iana.click("#accounts >> text=Nadia Norms")
