@@ -15,7 +15,7 @@ the public one, whose keys name their content's generation) the process notes ea
 such key and deletes them all before its first call once Redis answers again. A
 process that dies while owing deletes loses the list; so does one that owes more than
 ``MAX_OWED`` keys, which then says so in the log (the entries expire: sessions with
-the session, accounts within a day).
+the session, accounts within five minutes: registry/accounts/signed_in.py).
 
 ``available()`` asks Redis (a PING) unless it is known away: for the decisions that
 need the cache to be right, not fast (the rate limits that fail closed, protection.py).
@@ -137,7 +137,7 @@ class Outage:
         if lost:
             logger.error("The cache at %s missed more than %d writes in this process; "
                          "entries older than the outage may be served until they expire "
-                         "(sessions: with their session; accounts: within a day).",
+                         "(sessions: with their session; accounts: within five minutes).",
                          self.location, MAX_OWED)
 
 

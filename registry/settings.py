@@ -155,7 +155,7 @@ AUTHENTICATION_BACKENDS = [
 # django-allauth: email is the identity; it must be verified before log-in.
 ACCOUNT_LOGIN_METHODS = {"email"}
 ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
-ACCOUNT_SIGNUP_FORM_CLASS = "registry.accounts.signup.PersonDetailsForm"  # name, organisation
+ACCOUNT_SIGNUP_FORM_CLASS = "registry.accounts.signup.SignupDetailsForm"  # name, organisation
 ACCOUNT_ADAPTER = "registry.accounts.adapter.RegistryAccountAdapter"
 ACCOUNT_USER_DISPLAY = "registry.accounts.adapter.user_display"
 ACCOUNT_EMAIL_VERIFICATION = "mandatory"

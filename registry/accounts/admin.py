@@ -1,4 +1,4 @@
-"""People in the admin. Staff correct names and organisations, recognize standards
+"""Accounts in the admin. Staff correct names and organisations, recognize standards
 bodies and grant roles only through registry.accounts.actions, each with a reason
 and an AccountEvent. Accounts are created by signing up, never deleted (their
 history stays), and passwords are reset by their owners."""
@@ -28,7 +28,7 @@ class AccountEventInline(ReadOnlyInline):
     show_change_link = False
 
 
-class PersonForm(TextPolicyForm, forms.ModelForm):
+class AccountForm(TextPolicyForm, forms.ModelForm):
     """Profile, recognition and roles, and the reason for whatever changes."""
 
     roles = forms.MultipleChoiceField(choices=[(r, r) for r in ROLE_GROUPS], required=False,
@@ -78,7 +78,7 @@ class RegistryUserAdmin(NoAddNoDeleteMixin, UserAdmin):
     """People sign up themselves (and verify their address), so the admin adds none;
     an account with history is deactivated, not deleted."""
 
-    form = PersonForm
+    form = AccountForm
     list_display = ("email", "first_name", "last_name", "organisation",
                     "recognized_standards_body", "is_staff")
     list_filter = ("recognized_standards_body", "groups", "is_staff", "is_active")
@@ -89,7 +89,7 @@ class RegistryUserAdmin(NoAddNoDeleteMixin, UserAdmin):
                        "unavailable_until", "max_open_assignments")
     fieldsets = (
         (None, {"fields": ("email",)}),
-        ("Person", {"fields": ("first_name", "last_name", "organisation")}),
+        ("Name and organisation", {"fields": ("first_name", "last_name", "organisation")}),
         ("Standing", {"fields": ("recognized_standards_body", "roles", "is_active", "is_staff",
                                  "is_superuser")}),
         ("Availability (a designated expert's own)",
@@ -128,7 +128,7 @@ class RegistryUserAdmin(NoAddNoDeleteMixin, UserAdmin):
 
         return Form
 
-    def save_model(self, request: HttpRequest, obj: User, form: PersonForm,
+    def save_model(self, request: HttpRequest, obj: User, form: AccountForm,
                    change: bool) -> None:
         reason, actor = form.cleaned_data.get("reason", ""), cast(User, request.user)
         changed = form.changed_data

@@ -1,17 +1,13 @@
 from django.conf import settings
 
-from registry.accounts.roles import can_use_staff_pages, is_expert, is_iana_staff, role_label
+from registry.accounts.signed_in import navigation_context
 
 
 def roles(request):
-    user = getattr(request, "user", None)
-    signed_in = getattr(user, "is_authenticated", False)
+    """What every template may ask: the navigation's answers for the visitor (the same
+    function builds the cached navigation's) and the site's names."""
     return {
-        "is_expert": is_expert(user),
-        "is_iana_staff": is_iana_staff(user),
-        "can_use_staff_pages": can_use_staff_pages(user),
-        "role_label": role_label(user) if signed_in else "",
+        **navigation_context(getattr(request, "user", None)),
         "REVIEW_LIST_ADDRESS": settings.REVIEW_LIST_ADDRESS,
         "SITE_NAME": settings.SITE_NAME,
-
     }

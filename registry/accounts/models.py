@@ -11,15 +11,16 @@ from django.utils import timezone
 from registry.history import AppendOnlyModel, EventGuardedQuerySet, EventGuardedState
 
 
-class PersonQuerySet(EventGuardedQuerySet):
-    """Reads of people, for the IANA staff pages."""
+class AccountQuerySet(EventGuardedQuerySet):
+    """Reads of accounts: the IANA staff pages' search and filters, the experts and
+    staff the workflow asks for."""
 
     def _refuse_guarded(self, fields: Iterable[str]) -> None:
         # Migrations use this manager on a historical User, which has no guard to keep.
         if hasattr(self.model, "guarded_field"):
             super()._refuse_guarded(fields)
 
-    def search(self, text: str) -> PersonQuerySet:
+    def search(self, text: str) -> AccountQuerySet:
         text = text.strip()
         if not text:
             return self
@@ -27,29 +28,29 @@ class PersonQuerySet(EventGuardedQuerySet):
                            | models.Q(last_name__icontains=text)
                            | models.Q(organisation__icontains=text))
 
-    def recognized(self) -> PersonQuerySet:
+    def recognized(self) -> AccountQuerySet:
         return self.filter(recognized_standards_body=True)
 
-    def in_role(self, role: str) -> PersonQuerySet:
+    def in_role(self, role: str) -> AccountQuerySet:
         return self.filter(groups__name=role)
 
-    def with_role(self, group: str) -> PersonQuerySet:
+    def with_role(self, group: str) -> AccountQuerySet:
         return (self.filter(groups__name=group, is_active=True)
                 .order_by("last_name", "first_name", "email"))
 
-    def designated_experts(self) -> PersonQuerySet:
+    def designated_experts(self) -> AccountQuerySet:
         """The active designated experts (RFC 8141 section 6.2)."""
         from registry.accounts.roles import EXPERT
 
         return self.with_role(EXPERT)
 
-    def iana_staff(self) -> PersonQuerySet:
+    def iana_staff(self) -> AccountQuerySet:
         from registry.accounts.roles import STAFF
 
         return self.with_role(STAFF)
 
-    def with_load(self) -> PersonQuerySet:
-        """Annotate each person with ``open_assignments``: the open requests assigned
+    def with_load(self) -> AccountQuerySet:
+        """Annotate each account with ``open_assignments``: the open requests assigned
         to them (one query for a whole list of experts)."""
         from registry.review.workflow import OPEN_STATES
 
@@ -57,7 +58,7 @@ class PersonQuerySet(EventGuardedQuerySet):
             "assigned_requests", filter=models.Q(assigned_requests__state__in=OPEN_STATES)))
 
 
-class RegistrantManager(UserManager.from_queryset(PersonQuerySet)):  # type: ignore[misc]
+class AccountManager(UserManager.from_queryset(AccountQuerySet)):  # type: ignore[misc]
     """Users are identified by email; ``username`` is kept for the admin only."""
 
     def create_user(self, email: str, password: str | None = None, **extra: Any) -> User:
@@ -102,7 +103,7 @@ class User(EventGuardedState, AbstractUser):
     USERNAME_FIELD = "email"
     REQUIRED_FIELDS = ["username"]
 
-    objects = RegistrantManager()  # type: ignore[misc]
+    objects = AccountManager()  # type: ignore[misc]
 
     class Meta:
         permissions = [

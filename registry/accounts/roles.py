@@ -59,7 +59,7 @@ def is_iana_staff(user: Any) -> bool:
 
 
 def can_use_staff_pages(user: Any) -> bool:
-    """IANA staff pages (namespace records, people, recognition, roles): staff only."""
+    """IANA staff pages (namespace records, accounts, recognition, roles): staff only."""
     return is_iana_staff(user)
 
 

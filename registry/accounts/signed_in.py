@@ -21,6 +21,12 @@ rename or deletion): at once, and again at commit, as a *tombstone* kept for
 from the database and not cached. So a request that read the old row before the
 change committed cannot put it back. A write that bypasses the model's signals
 (``QuerySet.update``) must call ``forget_account`` itself.
+
+An entry lives ``ACCOUNT_SECONDS`` (five minutes) at most. Forgetting it can fail: a
+delete missed while the Redis is away is owed only in the memory of the process that
+missed it (registry/cache.py), and lost if that process dies; a role taken away then
+still shows, and still lets in, until the entry expires. The price of the bound is one
+SQL read per signed-in account every five minutes.
 """
 
 from __future__ import annotations
@@ -43,12 +49,13 @@ from django.utils.crypto import constant_time_compare
 from django.utils.functional import SimpleLazyObject
 from django.utils.html import escape
 
-from registry.accounts.roles import can_use_staff_pages, is_expert, is_iana_staff, role_label
+from registry.accounts.roles import can_use_staff_pages, role_label
 from registry.release import current_release
 
 cache: Any = ConnectionProxy(caches, "default")  # where the sessions are
 
-ACCOUNT_SECONDS = 24 * 60 * 60
+# How long an entry lives: the bound on a change whose forgetting was lost (above).
+ACCOUNT_SECONDS = 5 * 60
 # After a change the account is not cached for this long: more than a request may
 # take (gunicorn's timeout), so no request that read the row before the change
 # committed can store it afterwards.
@@ -169,13 +176,26 @@ class CachedAuthenticationMiddleware(AuthenticationMiddleware):
 _anonymous_navigation: dict[str, str] = {}  # by release, in this process
 
 
-def render_navigation(user: Any) -> str:
-    """The navigation bar of ``user`` (signed in or not), with the request's marks."""
+def navigation_context(user: Any) -> dict[str, Any]:
+    """What the navigation offers ``user`` (signed in or not), as the policy answers it:
+    the pages of the workflow (registry.review.workflow) and the staff pages (roles.py).
+    ``_nav.html`` asks these values and decides nothing; the cached navigation and the
+    context processor both build them here."""
+    from registry.review import workflow
+
     signed_in = bool(getattr(user, "is_authenticated", False))
-    return render_to_string(NAV_TEMPLATE, {
-        "user": user, "is_expert": is_expert(user), "is_iana_staff": is_iana_staff(user),
+    return {
+        "can_see_dashboard": workflow.can_see_dashboard(user),
+        "can_see_staff_queue": workflow.can_see_staff_queue(user),
         "can_use_staff_pages": can_use_staff_pages(user),
         "role_label": role_label(user) if signed_in else "",
+    }
+
+
+def render_navigation(user: Any) -> str:
+    """The navigation bar of ``user`` (signed in or not), with the request's marks."""
+    return render_to_string(NAV_TEMPLATE, {
+        "user": user, **navigation_context(user),
         "csrf_token": CSRF_MARK, "search_query": QUERY_MARK,
     })
 

@@ -10,7 +10,7 @@ from django.http import HttpRequest
 from registry.accounts.models import User
 
 
-class PersonDetailsForm(forms.Form):
+class SignupDetailsForm(forms.Form):
     """allauth's sign-up form asks this too (ACCOUNT_SIGNUP_FORM_CLASS): people have names.
     The text policy comes with registry.accounts.forms.SignupForm, which builds on this."""
 

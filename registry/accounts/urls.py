@@ -2,9 +2,9 @@ from django.urls import path
 
 from registry.accounts import views
 
-app_name = "people"
+app_name = "accounts"
 
 urlpatterns = [
-    path("", views.people, name="people"),
-    path("<int:pk>/", views.person, name="person"),
+    path("", views.accounts, name="list"),
+    path("<int:pk>/", views.account, name="account"),
 ]

@@ -1,7 +1,7 @@
-"""IANA staff pages for people: find an account, recognize a standards body, grant
-or end a role, correct a name, make someone the holder of a namespace. Each save is
-an action with its event and reason; a refused form keeps what was typed and shows
-the error at its field."""
+"""IANA staff pages for accounts and roles: find an account, recognize a standards
+body, grant or end a role, correct a name, make someone the holder of a namespace.
+Each save is an action with its event and reason; a refused form keeps what was typed
+and shows the error at its field."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ FILTERS = {"recognized": "Recognized standards bodies",
 
 
 @login_required
-def people(request: HttpRequest) -> HttpResponse:
+def accounts(request: HttpRequest) -> HttpResponse:
     require_staff_pages(request.user)
     q = request.GET.get("q", "")[:200]
     show = request.GET.get("show", "")
@@ -38,16 +38,16 @@ def people(request: HttpRequest) -> HttpResponse:
         found = found.in_role(show)
     page = Paginator(found.prefetch_related("groups").order_by("email"), 50).get_page(
         request.GET.get("page"))
-    for person in page:
-        person.role = role_label(person)
-    return render(request, "accounts/people.html", {
+    for account in page:
+        account.role = role_label(account)
+    return render(request, "accounts/accounts.html", {
         "page": page, "q": q, "show": show, "filters": FILTERS,
     })
 
 
-def _forms(request: HttpRequest, person: User, which: str | None) -> dict[str, Any]:
+def _forms(request: HttpRequest, account: User, which: str | None) -> dict[str, Any]:
     data = request.POST if request.method == "POST" else None
-    held_roles = {g.name for g in person.groups.all()}
+    held_roles = {g.name for g in account.groups.all()}
     return {
         "recognition": ReasonForm(data if which == "recognition" else None,
                                   prefix="recognition"),
@@ -55,43 +55,43 @@ def _forms(request: HttpRequest, person: User, which: str | None) -> dict[str, A
                    ReasonForm(data if which == f"role:{role}" else None,
                               prefix=f"role-{role.replace(' ', '-')}"))
                   for role in ROLE_GROUPS],
-        "profile": ProfileForm(data if which == "profile" else None, instance=person,
+        "profile": ProfileForm(data if which == "profile" else None, instance=account,
                                prefix="profile"),
         "holder": HolderForm(data if which == "holder" else None, prefix="holder"),
     }
 
 
-def _save(request: HttpRequest, person: User, which: str, forms: dict[str, Any]) -> str | None:
+def _save(request: HttpRequest, account: User, which: str, forms: dict[str, Any]) -> str | None:
     """Apply the posted form through its action; the success message, or None when the
     form (now carrying its errors) must be shown again."""
     actor = cast(User, request.user)  # login_required
     if which == "recognition" and forms["recognition"].is_valid():
         reason = forms["recognition"].cleaned_data["reason"]
-        recognition = (actions.user_unrecognize if person.recognized_standards_body
+        recognition = (actions.user_unrecognize if account.recognized_standards_body
                        else actions.user_recognize)
-        person = recognition(user=person, reason=reason, actor=actor)
-        return (f"{person.display_name} is now a recognized standards body: they may use the "
-                "fast track." if person.recognized_standards_body
-                else f"{person.display_name} is no longer a recognized standards body.")
+        account = recognition(user=account, reason=reason, actor=actor)
+        return (f"{account.display_name} is now a recognized standards body: they may use the "
+                "fast track." if account.recognized_standards_body
+                else f"{account.display_name} is no longer a recognized standards body.")
     for role, held, form in forms["roles"]:
         if which == f"role:{role}" and form.is_valid():
             role_change = actions.role_revoke if held else actions.role_grant
-            role_change(user=person, role=role, reason=form.cleaned_data["reason"], actor=actor)
-            return (f"{person.display_name} is no longer {role}." if held
-                    else f"{person.display_name} is now {role}.")
+            role_change(user=account, role=role, reason=form.cleaned_data["reason"], actor=actor)
+            return (f"{account.display_name} is no longer {role}." if held
+                    else f"{account.display_name} is now {role}.")
     profile = forms["profile"]
     if which == "profile" and profile.is_valid():
         changes = {name: profile.cleaned_data[name] for name in profile.changed_data
                    if name in actions.PROFILE_FIELDS}
-        actions.user_update_profile(user=person, changes=changes,
+        actions.user_update_profile(user=account, changes=changes,
                                     reason=profile.cleaned_data["reason"], actor=actor)
         return "Profile saved." if changes else "Nothing changed, so nothing was saved."
     holder = forms["holder"]
     if which == "holder" and holder.is_valid():
         namespace = holder.cleaned_data["nid"]
-        namespace_update_record(namespace=namespace, changes={"holder": person},
+        namespace_update_record(namespace=namespace, changes={"holder": account},
                                 reason=holder.cleaned_data["reason"], actor=actor)
-        return f"{person.display_name} now holds {namespace.nid}."
+        return f"{account.display_name} now holds {namespace.nid}."
     return None
 
 
@@ -102,14 +102,14 @@ def _form_of(which: str, forms: dict[str, Any]) -> Any:
 
 
 @login_required
-def person(request: HttpRequest, pk: int) -> HttpResponse:
+def account(request: HttpRequest, pk: int) -> HttpResponse:
     require_staff_pages(request.user)
-    person = get_object_or_404(User, pk=pk)
+    account = get_object_or_404(User, pk=pk)
     which = request.POST.get("form", "") if request.method == "POST" else None
-    forms = _forms(request, person, which)
+    forms = _forms(request, account, which)
     if which:
         try:
-            done = _save(request, person, which, forms)
+            done = _save(request, account, which, forms)
         except (actions.AccountRefused, RegistryError) as exc:
             form = _form_of(which, forms)
             if form is None:
@@ -118,13 +118,13 @@ def person(request: HttpRequest, pk: int) -> HttpResponse:
         else:
             if done:
                 messages.success(request, done)
-                return redirect("people:person", person.pk)
-    return render(request, "accounts/person.html", {
-        "person": person, "role": role_label(person), **forms,
-        "verified": actions.address_verified(person),
-        "held": person.namespaces.order_by("nid"),
+                return redirect("accounts:account", account.pk)
+    return render(request, "accounts/account.html", {
+        "account": account, "role": role_label(account), **forms,
+        "verified": actions.address_verified(account),
+        "held": account.namespaces.order_by("nid"),
         # Their requests as the workflow lets staff see them: a draft stays private.
-        "requests": RegistrationRequest.objects.of(person).visible_to(request.user)
+        "requests": RegistrationRequest.objects.of(account).visible_to(request.user)
         .select_related("revises").order_by("-updated_at")[:50],
-        "events": person.account_events.select_related("actor"),
+        "events": account.account_events.select_related("actor"),
     }, status=400 if which else 200)

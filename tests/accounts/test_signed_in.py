@@ -9,6 +9,7 @@ from django.core.cache import caches
 from django.test import Client
 from lxml import html as lxml_html
 
+from registry.accounts import signed_in as account_cache
 from registry.accounts.actions import role_grant, role_revoke, user_recognize, user_update_profile
 from registry.accounts.models import User
 from registry.accounts.roles import EXPERT, STAFF
@@ -191,6 +192,28 @@ def test_a_change_keeps_the_account_out_of_the_cache_for_a_while(
     for _ in range(2):
         with django_assert_num_queries(2):  # the user and their groups
             assert account_of(registrant.pk).user.pk == registrant.pk
+
+
+def test_a_cached_account_expires_within_five_minutes(registrant, monkeypatch):
+    # A forgetting missed while the Redis was away is owed only in one process's memory
+    # (registry/cache.py): the entry's lifetime bounds how long a role taken away lasts
+    # if that process dies.
+    stored = []
+    real = account_cache.cache
+
+    class Recording:
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def add(self, key, value, timeout):
+            stored.append((key, timeout))
+            return real.add(key, value, timeout)
+
+    monkeypatch.setattr(account_cache, "cache", Recording())
+    caches["default"].clear()
+    account_of(registrant.pk)
+    assert stored == [(_key(registrant.pk), account_cache.ACCOUNT_SECONDS)]
+    assert 0 < account_cache.ACCOUNT_SECONDS <= 5 * 60
 
 
 def test_an_inactive_or_unknown_account_is_not_cached(registrant):

@@ -1,4 +1,4 @@
-"""IANA staff pages for people: find, recognize, roles, profile, holder."""
+"""IANA staff pages for accounts and roles: find, recognize, roles, profile, holder."""
 
 import datetime as dt
 
@@ -28,7 +28,7 @@ def html(response):
 
 
 @pytest.mark.parametrize("persona", ["registrant", "expert"])
-def test_only_staff_see_people(client, request, body, persona):
+def test_only_staff_see_the_accounts(client, request, body, persona):
     assert client.get("/iana/people/").status_code == 302
     client.force_login(request.getfixturevalue(persona))
     assert client.get("/iana/people/").status_code == 403
@@ -39,9 +39,10 @@ def test_only_staff_see_people(client, request, body, persona):
     assert not body.recognized_standards_body
 
 
-def test_people_are_found_by_organisation(staff_client, body, registrant):
+def test_accounts_are_found_by_organisation(staff_client, body, registrant):
     page = html(staff_client.get("/iana/people/?q=standards"))
-    rows = page.xpath("//table[@id='people']/tbody/tr")
+    assert [h.text_content() for h in page.xpath("//main//h1")] == ["Accounts and roles"]
+    rows = page.xpath("//table[@id='accounts']/tbody/tr")
     assert len(rows) == 1 and "body@example.org" in rows[0].text_content()
     assert rows[0].xpath(".//a/@href") == [f"/iana/people/{body.pk}/"]
 

@@ -33,10 +33,10 @@ def test_fast_track_for_a_body_recognized_on_the_staff_page(new_page):
     iana = new_page()
     log_in(iana, "staff@example.org", password=DEMO_PASSWORD, lands_on=r"/requests/iana/$")
     assert "IANA staff" in iana.inner_text("#who")
-    iana.click("text=People: recognition and roles")
-    iana.fill("#people-q", "web consortium")
+    iana.click("main >> text=Accounts and roles")
+    iana.fill("#accounts-q", "web consortium")
     iana.click("form[role=search] >> text=Find")
-    iana.click("#people >> text=Nadia Norms")
+    iana.click("#accounts >> text=Nadia Norms")
     iana.click("button:has-text('Recognize as a standards body')")  # no reason yet
     iana.wait_for_selector("textarea[name=recognition-reason].is-invalid")
     iana.fill("textarea[name=recognition-reason]",

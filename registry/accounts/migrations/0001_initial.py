@@ -40,7 +40,7 @@ class Migration(migrations.Migration):
                 'abstract': False,
             },
             managers=[
-                ('objects', registry.accounts.models.RegistrantManager()),
+                ('objects', registry.accounts.models.AccountManager()),
             ],
         ),
     ]
