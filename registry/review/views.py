@@ -564,7 +564,7 @@ def staff_queue(request):
     if not workflow.can_see_staff_queue(request.user):
         raise PermissionDenied("The queue is for IANA staff.")
     rows = list(RegistrationRequest.objects.staff_queue())
-    ready = [(r, workflow.race_of(r), workflow.available(r, request.user))
+    ready = [(r, workflow.race_of(r), workflow.open_transitions(r, request.user))
              for r in rows if r.state == State.APPROVED]
     iesg = [(r, workflow.race_of(r)) for r in rows if r.state == State.AWAITING_IESG]
     return render(request, "review/staff_queue.html", {
