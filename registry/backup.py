@@ -37,7 +37,6 @@ from django.db.models import Max, Model
 
 from registry.namespaces.actions import registry_changed
 from registry.namespaces.models import NamespaceEvent, RegistryGeneration
-from registry.namespaces.querysets import NamespaceEventQuerySet
 
 if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
@@ -216,7 +215,7 @@ def restore_backup(path: Path) -> dict[str, int]:
         # (a version 1 backup did not keep it: its newest event made here says it).
         changed_at = document["registry_changed_at"]
         if changed_at is None and document["version"] == 1:
-            changed_at = (NamespaceEvent.objects.exclude(kind__in=NamespaceEventQuerySet.MIRRORED)
+            changed_at = (NamespaceEvent.objects.real_changes()
                           .aggregate(newest=Max("created_at"))["newest"])
         registry_changed(real_change_at=changed_at)
     return counts

@@ -402,7 +402,7 @@ def _as_json(value: object) -> object:
     return getattr(value, "email", str(value))
 
 
-def check_record(changes: dict[str, object]) -> None:
+def validate_record(changes: dict[str, object]) -> None:
     """Refuse values the registry row cannot hold, naming the field (forms call this
     before saving, so the error shows at the field)."""
     unknown = set(changes) - set(STAFF_FIELDS)
@@ -430,11 +430,11 @@ def namespace_update_record(*, namespace: Namespace, changes: dict[str, object],
     note, registration date, template URL and date. Writes one NamespaceEvent with
     each field's before and after, and the reason. Unchanged values are ignored; if
     nothing changes, nothing is written."""
-    check_record(changes)
+    validate_record(changes)
     if "references" in changes:  # labels become references typed as IANA types them
         changes = {**changes, "references": [
             xrefs.from_label(r) if isinstance(r, str) else r
-            for r in cast("list[object]", changes["references"])]}  # check_record: a list
+            for r in cast("list[object]", changes["references"])]}  # validate_record: a list
     namespace = Namespace.objects.select_for_update().get(pk=namespace.pk)
     diff = {name: value for name, value in changes.items()
             if getattr(namespace, name) != value}

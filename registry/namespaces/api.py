@@ -371,8 +371,7 @@ class RegistryFeed(Feed):
         return _tag("feed")
 
     def items(self):
-        return (NamespaceEvent.objects.exclude(kind__in=(NamespaceEvent.Kind.IMPORTED,
-                                                         NamespaceEvent.Kind.PROFILE_SHIPPED))
+        return (NamespaceEvent.objects.in_feed()
                 .select_related("namespace", "version__namespace")[:50])
 
     def item_title(self, item):

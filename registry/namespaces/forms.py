@@ -1,6 +1,6 @@
 """Forms of the registry: the public search box, and IANA staff's forms for the
 registry row and a namespace's status, shared by the staff pages and the admin. The
-staff forms check values through the actions' own rules (``check_record``,
+staff forms check values through the actions' own rules (``validate_record``,
 ``replacement_namespace``), so an error shows at its field; every form follows the
 text policy."""
 
@@ -17,8 +17,8 @@ from registry.namespaces.actions import (
     STAFF_FIELDS,
     RecordInvalid,
     RegistryError,
-    check_record,
     replacement_namespace,
+    validate_record,
 )
 from registry.namespaces.models import Namespace
 from registry.text_policy import TextPolicyForm
@@ -114,7 +114,7 @@ class RecordForm(TextPolicyForm, forms.ModelForm):
         data: dict[str, Any] = super().clean() or {}
         changes = self.changes()
         try:
-            check_record(changes)
+            validate_record(changes)
         except RecordInvalid as exc:
             self.add_error(exc.field if exc.field in self.fields else None, str(exc))
         except RegistryError as exc:

@@ -547,16 +547,22 @@ def openapi_document(site_url: str) -> dict:
                          "description": f"For the confusion warnings; past "
                                         f"{ORGANISATION_MAX_CHARS} characters the rest is "
                                         "not read.", "schema": STRING},
+                        {"name": "registration", "in": "query", "required": False,
+                         "description": "The id of the request being edited (left out of "
+                                        "the warnings).",
+                         "schema": {"type": "integer", "minimum": 1,
+                                    "maximum": LARGEST_NUMBER}},
                         {"name": "request", "in": "query", "required": False,
-                         "description": "The request being edited (left out of the "
-                                        "warnings).",
+                         "deprecated": True,
+                         "description": "The former name of `registration`, read when "
+                                        "`registration` is absent.",
                          "schema": {"type": "integer", "minimum": 1,
                                     "maximum": LARGEST_NUMBER}},
                     ],
                     "responses": {
                         "200": _response("Whether the NID is acceptable, why not, and the "
                                          "warnings a reviewer would raise.", "NidCheck"),
-                        "400": _response(f"A kind or request that is not one of its "
+                        "400": _response(f"A kind, registration or request that is not one of its "
                                          f"values, or: {UNKNOWN}", "Error"),
                         **NOT_ALLOWED,
                         **URI_TOO_LONG,

@@ -36,14 +36,22 @@ def normalize_rfc_numbers(text: str) -> str:
 
 
 class NamespaceEventQuerySet(models.QuerySet[Any]):
-    # Events that only mirror IANA's registry: their date is when this copy caught
-    # up, not when the registry changed (IANA's own date says that). A profile shipped
-    # with this software and installed with the import is no registry change either.
-    MIRRORED = ("imported", "synced", "added_from_iana", "profile_shipped", "dropped_at_iana")
+    # No news to a reader of the feed: the first copy of IANA's registry (every NID at
+    # once, on the day of the import) and a profile shipped with this software. What
+    # IANA's registry brings later (a NID IANA registered, synced or dropped) is news.
+    NOT_NEWS = ("imported", "profile_shipped")
+    # No change made in this registry: the above, and the events that only mirror IANA's
+    # registry, dated when this copy caught up, not when the registry changed (IANA's own
+    # date says that).
+    MIRRORED = (*NOT_NEWS, "synced", "added_from_iana", "dropped_at_iana")
 
     def real_changes(self) -> NamespaceEventQuerySet:
         """Changes made in this registry, not copied from IANA's."""
         return self.exclude(kind__in=self.MIRRORED)
+
+    def in_feed(self) -> NamespaceEventQuerySet:
+        """The events the Atom feed lists: every one but those that are no news."""
+        return self.exclude(kind__in=self.NOT_NEWS)
 
     def profile_changes(self) -> NamespaceEventQuerySet:
         """Events that changed a namespace's machine-readable profile (newest first):

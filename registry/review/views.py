@@ -564,7 +564,7 @@ def staff_queue(request):
     if not workflow.can_see_staff_queue(request.user):
         raise PermissionDenied("The queue is for IANA staff.")
     rows = list(RegistrationRequest.objects.staff_queue())
-    ready = [(r, workflow.race_of(r), workflow.available(r, request.user))
+    ready = [(r, workflow.race_of(r), workflow.open_transitions(r, request.user))
              for r in rows if r.state == State.APPROVED]
     iesg = [(r, workflow.race_of(r)) for r in rows if r.state == State.AWAITING_IESG]
     return render(request, "review/staff_queue.html", {
@@ -580,6 +580,7 @@ NID_CHECK_MAX_CHARS = 100  # of the NID; the rest is not read
 ORGANISATION_MAX_CHARS = 300
 NID_CHECK_PARAMS = (Param("kind", choice(Namespace.Kind.values), default="formal",
                           empty_is_default=False),
+                    Param("registration", positive_integer, empty_is_default=False),
                     Param("request", positive_integer, empty_is_default=False))
 
 
@@ -587,7 +588,7 @@ NID_CHECK_PARAMS = (Param("kind", choice(Namespace.Kind.values), default="formal
 @limited("nid_check")
 def nid_check(request):
     """Live check of a proposed NID for the request form (sections 2.1, 5.1, 5.2)."""
-    query = canonical_query(request, NID_CHECK_PARAMS)  # a bogus kind or request: a 400
+    query = canonical_query(request, NID_CHECK_PARAMS)  # a bogus kind or request id: a 400
     nid = request.GET.get("nid", "")[:NID_CHECK_MAX_CHARS]
     kind = query["kind"]
     registered = Namespace.objects.by_nid(nid).values_list("nid", flat=True) if nid else []
@@ -598,10 +599,12 @@ def nid_check(request):
     others = (RegistrationRequest.objects.open().filter(proposed_nid__lower=nid.lower()).count()
               if plausible_text(nid, 64) else 0)
     organisation = request.GET.get("organisation", "")[:ORGANISATION_MAX_CHARS]
+    # "request": its former name, which pages cached in browsers still send this release.
+    edited = query["registration"] or query["request"]
     warnings = nid_warnings(
         nid, organisation=(organisation if plausible_text(organisation, ORGANISATION_MAX_CHARS)
                            else ""),
-        registration_id=int(query["request"]) if query["request"] else None,
+        registration_id=int(edited) if edited else None,
     ) if kind != "informal" and plausible_text(nid, 64) else []
     return JsonResponse({
         "nid": nid,

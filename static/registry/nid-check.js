@@ -92,7 +92,9 @@
     var q = "?kind=formal&nid=" + encodeURIComponent(input.value.trim());
     var org = document.getElementById("id_registrant_organisation");
     if (org && org.value.trim()) { q += "&organisation=" + encodeURIComponent(org.value.trim()); }
-    if (script.dataset.request) { q += "&request=" + encodeURIComponent(script.dataset.request); }
+    if (script.dataset.registration) {
+      q += "&registration=" + encodeURIComponent(script.dataset.registration);
+    }
     fetch(url + q, { headers: { "Accept": "application/json" } })
       .then(function (r) { return r.json(); })
       .then(function (data) { if (mine === serial) { show(data); } })

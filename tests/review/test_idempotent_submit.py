@@ -77,7 +77,7 @@ def test_a_refused_submission_leaves_no_stray_draft(logged_in, registrant, monke
     def refuse(registration, name, user, **kwargs):
         raise workflow.TransitionRefused("Submissions are closed for a moment.")
 
-    monkeypatch.setattr(actions.registrations, "check_transition", refuse)
+    monkeypatch.setattr(actions.registrations, "enforce_transition", refuse)
     token = form_token(logged_in)
     response = logged_in.post(reverse("review:new"), form_data(submit="1", form_token=token))
     assert response.status_code == 409

@@ -41,6 +41,14 @@ def test_live_check_does_not_compare_a_request_with_itself(client, registrant):
     codes = [w["code"] for w in client.get("/api/nid-check", {"nid": "selfnid"}).json()
              ["warnings"]]
     assert codes == ["duplicate_request"]
+    mine = client.get("/api/nid-check", {"nid": "selfnid",
+                                         "registration": registration.pk}).json()
+    assert mine["warnings"] == []
+
+
+def test_live_check_still_reads_the_former_parameter_name(client, registrant):
+    """Forms loaded before the rename send ``request=``: the same answer."""
+    registration = make_registration(registrant, nid="selfnid")
     mine = client.get("/api/nid-check", {"nid": "selfnid", "request": registration.pk}).json()
     assert mine["warnings"] == []
 

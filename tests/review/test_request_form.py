@@ -46,6 +46,7 @@ def test_the_form_shows_every_appendix_a_field_with_guidance(logged_in):
     script = one(doc, "//script[contains(@src, '/nid-check.js')]")
     assert script.get("src").endswith("/nid-check.js")
     assert script.get("data-url") == reverse("nid-check")
+    assert script.get("data-registration") is None  # a new request: none to leave out
 
 
 def test_a_partial_draft_saves(logged_in, registrant):
@@ -55,6 +56,10 @@ def test_a_partial_draft_saves(logged_in, registrant):
     assert response.status_code == 302
     assert response["Location"] == f"/requests/{registration.pk}/edit/"
     assert registration.state == State.DRAFT and registration.purpose == "Half."
+    # Its live check leaves the request itself out of the comparison.
+    script = one(page(logged_in.get(response["Location"])),
+                 "//script[contains(@src, '/nid-check.js')]")
+    assert script.get("data-registration") == str(registration.pk)
 
 
 def test_submitting_from_the_form(logged_in, registrant, expert, mailoutbox,

@@ -12,8 +12,8 @@ from registry.review.workflow import (
     NotAllowed,
     Refused,
     TransitionRefused,
-    check_move,
-    check_transition,
+    enforce_move,
+    enforce_transition,
 )
 from tests.review.helpers import EARLY, registration_in
 
@@ -68,10 +68,10 @@ def test_every_triple_is_allowed_or_refused_clearly(state, name, role, path):
     roles = set() if role == "other" else {role}
     transition = TRANSITIONS[name]
     if (state, name, role, path) in ALLOWED:
-        check_move(transition, state=state, path=path, roles=roles)
+        enforce_move(transition, state=state, path=path, roles=roles)
         return
     with pytest.raises(Refused) as refused:
-        check_move(transition, state=state, path=path, roles=roles)
+        enforce_move(transition, state=state, path=path, roles=roles)
     message = str(refused.value)
     assert transition.label.lower() in message.lower()
     if state not in transition.sources:
@@ -147,7 +147,7 @@ def test_decisions_need_their_comment(people):
     registration = registration_in("in_review", path=C, people=people, nid="needsreason")
     for name in ("request_changes", "approve", "reject"):
         with pytest.raises(TransitionRefused, match="is required"):
-            check_transition(registration, name, people["expert"], early_reason=EARLY)
+            enforce_transition(registration, name, people["expert"], early_reason=EARLY)
 
 
 def test_experts_may_decide_early_only_with_a_recorded_reason(people, settings):
@@ -177,10 +177,12 @@ def test_standardisation_sends_approval_to_the_iesg(people):
     registration = registration_in("in_review", path=C, people=people, nid="stdsbody",
                                    standardisation=True)
     with pytest.raises(TransitionRefused, match="IESG"):
-        check_transition(registration, "approve", people["expert"], comment="x", early_reason=EARLY)
+        enforce_transition(registration, "approve", people["expert"], comment="x",
+                           early_reason=EARLY)
     plain = registration_in("in_review", path=C, people=people, nid="plainone")
     with pytest.raises(TransitionRefused, match="approve it directly"):
-        check_transition(plain, "report_to_iesg", people["expert"], comment="x", early_reason=EARLY)
+        enforce_transition(plain, "report_to_iesg", people["expert"], comment="x",
+                           early_reason=EARLY)
 
 
 def test_fast_track_needs_a_recognized_body_and_documentation(people):
@@ -202,9 +204,9 @@ def test_fast_track_needs_a_recognized_body_and_documentation(people):
 def test_the_fast_track_offers_no_expert_decisions(people):
     registration = registration_in("in_review", path=F, people=_people_for(F, people),
                                    nid="fastone")
-    offered = {t.name for t in workflow.available(registration, people["expert"])}
+    offered = {t.name for t in workflow.open_transitions(registration, people["expert"])}
     assert offered == set()
-    offered = {t.name for t in workflow.available(registration, people["sdo"])}
+    offered = {t.name for t in workflow.open_transitions(registration, people["sdo"])}
     assert offered == {"revise", "request_registration", "withdraw"}
 
 

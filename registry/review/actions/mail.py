@@ -45,7 +45,7 @@ from registry.review.outbox import (
     send_copies,
 )
 from registry.review.workflow import (
-    check_resend,
+    enforce_resend,
     mail_placement,
 )
 from registry.text_policy import BIDI_CONTROLS, NONCHARACTERS
@@ -167,7 +167,7 @@ def message_resend(*, message: OutboundMessage, actor: User) -> OutboundMessage:
     did get it sees one message, not two."""
     row = (OutboundMessage.objects.select_for_update(of=("self",))
            .select_related("registration").get(pk=message.pk))
-    check_resend(row, actor)
+    enforce_resend(row, actor)
     attempts = row.attempts
     row.state = OutboundMessage.Delivery.PENDING
     # Staff decided: a copy perhaps sent goes again (same Message-ID).

@@ -46,7 +46,7 @@ from registry.review.outbox import (
 from registry.review.workflow import (
     StaleEdit,
     TransitionRefused,
-    check_transition,
+    enforce_transition,
 )
 
 logger = logging.getLogger(__name__)
@@ -234,8 +234,8 @@ def registration_transition(*, registration: RegistrationRequest, transition: st
     """Take one transition of the workflow table (see registry.review.workflow)."""
     registration = (RegistrationRequest.objects.select_for_update(of=("self",))
                     .select_related("registrant", "revises").get(pk=registration.pk))
-    move = check_transition(registration, transition, actor, comment=comment,
-                            early_reason=early_reason)
+    move = enforce_transition(registration, transition, actor, comment=comment,
+                              early_reason=early_reason)
     now = timezone.now()
     round_ = None
     if move.creates_round:

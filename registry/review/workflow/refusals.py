@@ -1,6 +1,6 @@
 """The predicates that say no. ``refusal()`` is the one predicate of a transition:
-``check_transition()`` raises what it finds and ``available()`` keeps the transitions it
-finds nothing against. The other moves (edit, revise, comment, the standardisation
+``enforce_transition()`` raises what it finds and ``open_transitions()`` keeps the
+transitions it finds nothing against. The other moves (edit, revise, comment, the standardisation
 flag, assign, resend mail, attach quarantined mail) each have their ``*_refusal``, and
 a ``can_*`` for the templates that reads it."""
 
@@ -77,8 +77,8 @@ class StaleEdit(Refused):
     """The form was based on an older copy of the request than the one stored."""
 
 
-def check_move(transition: Transition, *, state: str, path: str, roles: set[str]) -> None:
-    """The table's answer for one (state, transition, roles) triple."""
+def enforce_move(transition: Transition, *, state: str, path: str, roles: set[str]) -> None:
+    """The table's answer for one (state, transition, roles) triple, raised when it is no."""
     if state not in transition.sources:
         raise TransitionRefused(
             f'"{transition.label}" is not possible while the request is '
@@ -114,8 +114,8 @@ def refusal(registration: RegistrationRequest, transition: Transition, user: Vis
     ``inputs``, what the person would still have to type is not judged."""
     roles = roles_on(user, registration)
     try:
-        check_move(transition, state=registration.state, path=path_of(registration),
-                   roles=roles)
+        enforce_move(transition, state=registration.state, path=path_of(registration),
+                     roles=roles)
     except Refused as exc:
         return exc
     problem = (_conflict_refusal(registration, transition, user, roles)
@@ -229,11 +229,11 @@ def _inputs_refusal(registration: RegistrationRequest, transition: Transition,
     return None
 
 
-def check_transition(registration: RegistrationRequest, name: str, user: Visitor, *,
-                     comment: str = "",
-                     early_reason: str = "", now: dt.datetime | None = None) -> Transition:
-    """Whether ``user`` may take transition ``name`` on ``registration`` now; raises
-    :class:`Refused` with the reason when not."""
+def enforce_transition(registration: RegistrationRequest, name: str, user: Visitor, *,
+                       comment: str = "",
+                       early_reason: str = "", now: dt.datetime | None = None) -> Transition:
+    """The transition ``name``, which ``user`` may take on ``registration`` now; raises
+    :class:`Refused` with the reason when they may not."""
     transition = TRANSITIONS.get(name)
     if transition is None:
         raise TransitionRefused(f"There is no action called {name!r}.")
@@ -244,7 +244,7 @@ def check_transition(registration: RegistrationRequest, name: str, user: Visitor
     return transition
 
 
-def available(registration: RegistrationRequest, user: Visitor) -> list[Transition]:
+def open_transitions(registration: RegistrationRequest, user: Visitor) -> list[Transition]:
     """The transitions ``user`` could take on ``registration`` (not yet judging what they
     would have to type)."""
     return [t for t in TRANSITIONS.values() if refusal(registration, t, user) is None]
@@ -254,7 +254,7 @@ def page_transitions(registration: RegistrationRequest, user: Visitor) -> list[T
     """The buttons of the request page: every transition the person may take now, the
     draft's "Submit for public review" too (the request form has it as well) once its
     template is ready; until then the form, which marks what is missing, submits it."""
-    moves = available(registration, user)
+    moves = open_transitions(registration, user)
     if any(t.creates_round for t in moves) and submission_problems(registration):
         moves = [t for t in moves if not t.creates_round]
     return moves
@@ -395,11 +395,11 @@ def can_assign(registration: RegistrationRequest, user: Visitor) -> bool:
 
 
 def sends_mail_again(user: Visitor) -> bool:
-    """Who sends mail again at all (which message: ``check_resend``): IANA staff."""
+    """Who sends mail again at all (which message: ``enforce_resend``): IANA staff."""
     return is_iana_staff(user)
 
 
-def check_resend(message: OutboundMessage, user: Visitor) -> None:
+def enforce_resend(message: OutboundMessage, user: Visitor) -> None:
     """IANA staff may send again a message that failed (or is still failing), or one
     perhaps sent (its worker died as the server took it): they decide."""
     if not sends_mail_again(user):
@@ -414,7 +414,7 @@ def check_resend(message: OutboundMessage, user: Visitor) -> None:
 
 def can_resend(message: OutboundMessage, user: Visitor) -> bool:
     try:
-        check_resend(message, user)
+        enforce_resend(message, user)
     except (NotAllowed, TransitionRefused):
         return False
     return True
