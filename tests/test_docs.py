@@ -99,7 +99,7 @@ def test_named_paths_reads_paths_not_urls():
     assert named_paths("(registry/history.py), and docs/operations.md.") == [
         "registry/history.py", "docs/operations.md"]
     assert named_paths("see https://example.org/docs/x.md or /registry/a.py") == []
-    assert named_paths("registry.proxies.client_key, the docs/ folder") == ["docs/"]
+    assert named_paths("registry.proxies.client_key, in fixtures/iana/.") == ["fixtures/iana/"]
 
 
 def test_no_two_sections_share_a_title():
