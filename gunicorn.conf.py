@@ -52,7 +52,7 @@ accesslog = "-"
 errorlog = "-"
 # gunicorn's control socket (gunicornc) defaults to one path per user, so every gunicorn
 # on a host would share it. Each instance has its own: GUNICORN_CONTROL_SOCKET, or under
-# systemd's RuntimeDirectory (deploy/registry-web.service); elsewhere there is none.
+# systemd's RuntimeDirectory (deploy/urn-registry-web.service); elsewhere there is none.
 _control_socket = os.environ.get("GUNICORN_CONTROL_SOCKET") or (
     os.path.join(os.environ["RUNTIME_DIRECTORY"].split(":")[0], "gunicorn.ctl")
     if os.environ.get("RUNTIME_DIRECTORY") else "")

@@ -11,7 +11,7 @@ is timed at a size and at twice that size (best of several runs); the ratio is
 2 for a linear parser and 4 for a quadratic one. Prints the worst family per
 parser (``--all``: every family over 2.5).
 
-tests/templates_text/test_linear_time.py runs the same families through the
+tests/test_linear_time.py runs the same families through the
 same measurement and fails when doubling the input more than triples the time.
 """
 

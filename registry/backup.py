@@ -14,7 +14,7 @@ password.
 
 ``restore_backup`` loads such a file into an empty, migrated database. It inserts
 every row with its original primary key and never updates or deletes one, so the
-append-only triggers of the history tables (registry/namespaces/append_only_sql.py)
+append-only triggers of the history tables (registry/history.py)
 stay in place and are never tripped. The rows that migrations create (the role
 groups, the counter) are matched, not duplicated. Sequences are moved past the
 restored keys, so the next row gets a fresh id.

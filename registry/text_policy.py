@@ -63,10 +63,6 @@ def text_problem(text: str, *, single_line: bool = False) -> str | None:
     return None
 
 
-def acceptable_text(text: Any, *, single_line: bool = False) -> bool:
-    return isinstance(text, str) and text_problem(text, single_line=single_line) is None
-
-
 class PlainTextValidator:
     """The policy as a Django validator, for form fields and model fields alike."""
 

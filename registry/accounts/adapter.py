@@ -2,7 +2,7 @@
 to the Host a request named: a forged Host must not put an attacker's address in a
 password-reset or verification link), people land on their own queue after
 logging in, and failed log-ins are counted per account and address together
-(registry/accounts/throttle.py), the address being registry/proxies.client_key."""
+(registry/accounts/throttle.py), the address being registry.proxies.client_key."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ allauth counts failed log-ins before it checks the password (ACCOUNT_RATE_LIMITS
 ``login_failed``), and the registry's adapter (registry/accounts/adapter.py) decides
 what it counts per:
 
-- ``10/m/ip``: one address (an IPv6 /64: registry/proxies.client_key) trying many
+- ``10/m/ip``: one address (an IPv6 /64: registry.proxies.client_key) trying many
   accounts;
 - ``5/5m/key``, the key being the account *and* the address together: one address
   guessing one account's password gets 5 tries, then one a minute. Wrong passwords

@@ -116,6 +116,8 @@ def event_message(event: RequestEvent, audience: str) -> EmailMessage | None:
                        f"{event.get_to_state_display()}")
         return _message(subject, "to_registrant.txt", context, to=[registration.registrant.email])
     if audience == workflow.STAFF:
+        context |= {"staff_next_step": workflow.meaning_of(event.to_state).staff_next_step,
+                    "iesg_told": workflow.IESG in move.mail}
         return _message(f"[IANA] {nid}: {event.get_to_state_display()}",
                         "to_staff.txt", context, to=staff_emails(exclude=(actor_pk,)))
     if audience == workflow.EXPERTS:

@@ -75,12 +75,6 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
         return (self.open().filter(proposed_nid__lower=registration.proposed_nid.lower(),
                                    revises__isnull=True).exclude(pk=registration.pk))
 
-    def conflicting_nid_keys(self) -> set[str]:
-        """Case-folded NIDs proposed by more than one open request."""
-        rows = (self.open().exclude(proposed_nid="").filter(revises__isnull=True)
-                .values(key=Lower("proposed_nid")).annotate(n=Count("pk")).filter(n__gt=1))
-        return {row["key"] for row in rows}
-
     def visible_to(self, user):
         """The requests ``user`` may see (registry.review.workflow.can_view)."""
         from registry.review.workflow import requests_visible_to

@@ -40,7 +40,7 @@ STATE_HEADINGS: dict[str, str] = {
     "reminds": "reminded first when idle",
     "public_review": "on the public review page",
     "answered_by_mail": "registrant's mail answers the experts",
-    "staff_queue": "in IANA staff's queue",
+    "staff_next_step": "in IANA staff's queue: what their mail says next",
     "standardisation_open": "experts set standardisation",
     "review_clock": "review period runs",
 }
@@ -84,7 +84,8 @@ def states_table() -> tuple[str, ...]:
 
 
 def _cell(value: bool | str) -> str:
-    """A flag is "yes" or blank; an audience (who is reminded) is named."""
+    """A flag is "yes" or blank; an audience (who is reminded) is named; a text (what
+    staff's mail says next) is itself."""
     if isinstance(value, str):
         return AUDIENCE_NAMES.get(value, value)
     return "yes" if value else ""

@@ -1,11 +1,14 @@
 """The review actions end to end: events, rounds, mail, publication."""
 
+import dataclasses
+
 import pytest
 from django.core import mail
 
 from registry.namespaces.models import Namespace, NamespaceEvent, TemplateVersion
 from registry.review import actions
 from registry.review.models import Comment, RequestEvent, Round, State
+from registry.review.workflow import STATES
 from tests.factories import approve, complete_values, make_registration
 from tests.html import find, one, page, text, texts
 from tests.review.helpers import sent_summaries
@@ -84,6 +87,13 @@ def test_community_path_to_a_published_namespace(registrant, expert, staff,
         "[urn] Registered: URN NID FullPath",
     ]
     assert NamespaceEvent.objects.filter(namespace=namespace, kind="registered").exists()
+    to_staff = mail.outbox[-3]
+    assert to_staff.to == [staff.email]
+    url = f"http://127.0.0.1:8000{registration.get_absolute_url()}"
+    assert " ".join(to_staff.body.split()).endswith(
+        f"Looks right. Decided before the end of the public review period: Test. "
+        f"It is in the IANA staff queue for registration: {url}")
+    assert "IESG" not in to_staff.body
     registered = mail.outbox[-2]
     assert "The namespace is published: http://127.0.0.1:8000/namespaces/FullPath/" in \
         registered.body
@@ -109,6 +119,9 @@ def test_iesg_step(registrant, expert, staff, settings, django_capture_on_commit
     to_staff = [m for m in mail.outbox if staff.email in m.recipients()]
     assert len(to_staff) == 1 and "went to the IESG (iesg-secretary@ietf.example)" in \
         to_staff[0].body
+    url = f"http://127.0.0.1:8000{registration.get_absolute_url()}"
+    assert (f"with IANA staff as its reply address. Record the IESG's direction when it "
+            f"arrives: {url}" in " ".join(to_staff[0].body.split()))
     registration = actions.registration_transition(registration=registration,
                                                    transition="record_iesg_approval",
                                                    actor=staff,
@@ -116,6 +129,17 @@ def test_iesg_step(registrant, expert, staff, settings, django_capture_on_commit
     registration = actions.registration_transition(registration=registration, transition="register",
                                                    actor=staff)
     assert Namespace.objects.by_nid("stdnid").exists()
+
+
+def test_the_mail_to_staff_says_the_next_step_of_the_state_s_row(
+        monkeypatch, registrant, expert, staff, django_capture_on_commit_callbacks):
+    row = dataclasses.replace(STATES[State.APPROVED], staff_next_step="Check the calendar")
+    monkeypatch.setitem(STATES, State.APPROVED, row)
+    registration = make_registration(registrant, nid="nextstep")
+    with django_capture_on_commit_callbacks(execute=True):
+        approve(registration, expert)
+    to_staff = [m for m in mail.outbox if staff.email in m.recipients()]
+    assert len(to_staff) == 1 and "Check the calendar:" in to_staff[0].body
 
 
 def test_fast_track_path(standards_body, expert, staff, django_capture_on_commit_callbacks):

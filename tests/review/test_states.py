@@ -48,6 +48,14 @@ def test_what_only_an_open_request_can_be():
     assert not set(states_where(editable=True)) & set(states_where(final=True))
 
 
+def test_every_state_staff_are_mailed_about_says_what_they_are_to_do():
+    """The mail to IANA staff prints the row's ``staff_next_step``: every state a move
+    that mails staff reaches has one (and so is in their queue)."""
+    mailed = {t.target for t in TRANSITIONS.values() if workflow.STAFF in t.mail}
+    assert mailed
+    assert sorted(state for state in mailed if not STATES[state].staff_next_step) == []
+
+
 def test_every_transition_joins_states_of_the_table():
     for t in TRANSITIONS.values():
         assert t.sources <= set(STATES) and t.target in STATES, t.name

@@ -158,6 +158,14 @@ def test_a_character_whose_other_case_is_two_characters_is_not_a_crash(data):
     assert profile_problems(data, "ab") == []
 
 
+def test_what_urn8141_grammar_offered_is_still_importable_from_it():
+    """The DFAs live in urn8141.dfa; what urn8141.grammar offered before is still there."""
+    from urn8141 import dfa, grammar
+
+    for name in ("Mismatch", "MAX_DFA_STATES", "MAX_TABLE_STATES", "MAX_TABLE_WORK"):
+        assert getattr(grammar, name) is getattr(dfa, name)
+
+
 def test_a_table_too_costly_to_build_is_given_up_and_the_python_path_checks():
     """A grammar whose whole ASCII DFA would cost seconds to build (about 19,000 NFA
     states, every state a closure of thousands) is refused by the work bound, not built

@@ -2,9 +2,10 @@
 
 Every state a request can be in is a row of STATES: what being in it means (open,
 final, editable by the registrant, who is reminded first when it sits idle, listed
-for public review, answered by the registrant by mail, in IANA staff's queue, whether
-the public review period runs in it, its badge). Every list, query, reminder, badge,
-mail rule and the review period read that row.
+for public review, answered by the registrant by mail, in IANA staff's queue and what
+their mail says they are to do, whether the public review period runs in it, its
+badge). Every list, query, reminder, badge, mail rule and the review period read that
+row.
 
 Every move a request can make is a row of TRANSITIONS; each rule that depends on
 the move is a column of that row (the states it leaves, the state it reaches, who
@@ -49,10 +50,12 @@ class StateMeaning:
     reminds: str
     public_review: bool  # listed on the public review page, with its review period
     answered_by_mail: bool  # a mail from the registrant becomes their answer to the experts
-    staff_queue: bool  # IANA staff have to act on it
+    # What IANA staff are to do with a request in it, as their mail about its arrival says
+    # (section 6.2 step 4: IANA registers the NID, or first receives the IESG's directions);
+    # "" for a state not in their queue.
+    staff_next_step: str
     standardisation_open: bool  # the experts may still set whether standardisation is involved
     review_clock: bool  # the public review period runs while the request is in it
-
 
     @property
     def label(self) -> str:
@@ -63,14 +66,19 @@ class StateMeaning:
         """Someone is reminded when it sits idle."""
         return bool(self.reminds)
 
+    @property
+    def staff_queue(self) -> bool:
+        """IANA staff have to act on it (their queue lists it)."""
+        return bool(self.staff_next_step)
+
 
 def _s(state: State, badge: str, *, initial: bool = False, open: bool = False,
        final: bool = False, editable: bool = False, reminds: str = "",
        public_review: bool = False, answered_by_mail: bool = False,
-       staff_queue: bool = False, standardisation_open: bool = False,
+       staff_next_step: str = "", standardisation_open: bool = False,
        review_clock: bool = False) -> StateMeaning:
     return StateMeaning(state, badge, initial, open, final, editable, reminds, public_review,
-                        answered_by_mail, staff_queue, standardisation_open, review_clock)
+                        answered_by_mail, staff_next_step, standardisation_open, review_clock)
 
 
 STATES: dict[str, StateMeaning] = {row.state.value: row for row in (
@@ -80,8 +88,10 @@ STATES: dict[str, StateMeaning] = {row.state.value: row for row in (
     _s(State.CHANGES_REQUESTED, "text-bg-warning", open=True, editable=True, reminds=EXPERTS,
        answered_by_mail=True, standardisation_open=True),
     # Only IANA staff record the IESG's direction and register: they hear first.
-    _s(State.AWAITING_IESG, "text-bg-info", open=True, reminds=STAFF, staff_queue=True),
-    _s(State.APPROVED, "text-bg-info", open=True, reminds=STAFF, staff_queue=True),
+    _s(State.AWAITING_IESG, "text-bg-info", open=True, reminds=STAFF,
+       staff_next_step="Record the IESG's direction when it arrives"),
+    _s(State.APPROVED, "text-bg-info", open=True, reminds=STAFF,
+       staff_next_step="It is in the IANA staff queue for registration"),
     _s(State.REGISTERED, "text-bg-success", final=True),
     _s(State.REJECTED, "text-bg-secondary", final=True),
     _s(State.WITHDRAWN, "text-bg-secondary", final=True),

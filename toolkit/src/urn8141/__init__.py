@@ -23,7 +23,8 @@ Public API::
     urn8141.check.check(text, {nid: Profile}) -> Checked  # the one-call check, in C where
                                                           # built (profiles.check calls it)
 
-A profile's ABNF / regular-expression matcher is ``urn8141.grammar``.
+A profile's ABNF / regular-expression matcher is ``urn8141.grammar``, its DFAs
+``urn8141.dfa``.
 """
 
 from urn8141.check import ACCELERATED, Checked

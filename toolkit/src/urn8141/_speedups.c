@@ -15,7 +15,7 @@
  * each character is read a bounded number of times (linear time); the only
  * allocation is the result and, for an NSS longer than the stack buffer, one
  * buffer of its length; no recursion. The DFA table comes from
- * urn8141.grammar (a bytes object) and each step is bounds-checked here
+ * urn8141.dfa (a bytes object) and each step is bounds-checked here
  * anyway, so a malformed table raises ValueError instead of reading past it.
  */
 #define PY_SSIZE_T_CLEAN

@@ -25,7 +25,7 @@ has one path that consumes characters, and every other branch dies after a
 number of steps bounded by the size of the pattern, not of the text: the time is
 at most (text length) x (pattern size) x a constant. ``(?:a*)*b`` is refused (its
 inner star can be empty), as is ``[0-9]|[0-9][0-9]`` (FIRST sets overlap);
-tests/urns/test_deterministic.py checks the refusals and times the accepted
+toolkit/tests/test_deterministic.py checks the refusals and times the accepted
 patterns on inputs built from their own literals.
 
 1-unambiguity (a deterministic Glushkov automaton) would not be enough: it

@@ -7,9 +7,10 @@ alternations and bounded repetitions. From that tree come:
 * a pattern for RE2 (``google-re2``), an automaton matcher whose running time
   is linear in the length of the text whatever the pattern: the fast path that
   answers "valid" for every URN checked;
-* a Thompson NFA, walked only when the fast path says "no", to find the first
-  character no path through the grammar can take, the rules that were being
-  matched there and what they expected.
+* a Thompson NFA, from which dfa.py builds the DFA walked when the fast path says
+  "no", to find the first character no path through the grammar can take, the rules
+  that were being matched there and what they expected, and the ASCII tables of the
+  C path.
 
 ABNF rules that refer to themselves (directly or through others) describe no
 regular language and are refused, as are prose values (``<...>``). Regular
@@ -25,22 +26,23 @@ from __future__ import annotations
 
 import functools
 import re
-import sys
-from array import array
 from collections.abc import Callable
 from re import _constants as sre_constants  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
-from typing import Any, NamedTuple, cast
+from typing import Any, cast
 
 import re2
 
 from urn8141.deterministic import conflict, left_factor, python_pattern, simplify
+from urn8141.dfa import MAX_DFA_STATES as MAX_DFA_STATES
+from urn8141.dfa import MAX_TABLE_STATES as MAX_TABLE_STATES
+from urn8141.dfa import MAX_TABLE_WORK as MAX_TABLE_WORK
+from urn8141.dfa import Diagnosis, ascii_table
+from urn8141.dfa import Mismatch as Mismatch
 from urn8141.grammar_tree import Alt, Chars, Node, Ref, Repeat, Rule, Seq, code_ranges
 
 MAX_GRAMMAR_CHARS = 10_000
 MAX_NFA_STATES = 20_000
-MAX_TABLE_STATES = 2048  # the whole ASCII DFA handed to urn8141/_speedups.c
-MAX_TABLE_WORK = 6_000_000  # NFA states visited to build it, at most (under a second)
 MAX_REPEAT = 1000  # RE2's own limit on {m,n}
 # Nesting and width, bounded before any recursive step sees them: every reader and
 # analysis below recurses once or a few times per level of the tree, so these keep the
@@ -51,7 +53,6 @@ MAX_NESTING = 20  # groups: "(" in a regular expression, "(" and "[" in ABNF
 MAX_DEPTH = 64  # levels of the grammar's tree, each rule reference one more
 MAX_ALTERNATIVES = 256  # options of one alternation
 MAX_CODE = 0x10FFFF  # a number value of ABNF is a character
-MAX_DFA_STATES = 4096  # per grammar: the lazily built DFA of the diagnosis
 WALK_FIRST = 24  # characters: up to this, the DFA walk takes no longer than a call of RE2
 
 # The characters an NSS can hold (RFC 8141 section 2: pchar and "/", and "%" of a
@@ -592,13 +593,6 @@ class _Nfa:
         return seen
 
 
-class Mismatch(NamedTuple):
-    offset: int            # the first character no path takes (len(text): it ended early)
-    rules: tuple[str, ...]  # the rules being matched there
-    expected: frozenset[int]
-
-
-_new = tuple.__new__  # a named tuple from its fields in one C call
 _ANCHOR_BOTH = re2._Anchor.ANCHOR_BOTH
 _NULL_SPAN = re2._NULL_SPAN
 _RE2_OPTIONS = re2.Options()
@@ -614,11 +608,13 @@ class Grammar:
     RE2 was chosen (None when ``re`` is used)."""
 
     def __init__(self, node: Node) -> None:
-        self._top = node.name if isinstance(node, Rule) else "nss"
         self._nfa = _Nfa()  # first: it bounds the size of what RE2 is given
         self._start = self._nfa.state()
         self._accept = self._nfa.build(node, self._start, "")
-        self._reset()
+        # Where ``text`` leaves the grammar, or None if it matches: linear in the text.
+        self.mismatch: Callable[[str], Mismatch | None] = Diagnosis(
+            self._nfa.edges, self._nfa.closure, self._start, self._accept,
+            node.name if isinstance(node, Rule) else "nss").mismatch
         self.pattern = to_pattern(node)
         try:
             self._re = re2.compile(self.pattern, _RE2_OPTIONS)
@@ -653,127 +649,11 @@ class Grammar:
             return self.mismatch(text)
         return None if self.fullmatch(text) else self.mismatch(text)
 
-    def mismatch(self, text: str) -> Mismatch | None:
-        """Where ``text`` leaves the grammar, or None if it matches. Linear in the text:
-        each character is one step of a DFA built lazily from the NFA (a step not seen
-        before costs at most MAX_NFA_STATES; the cache of steps is bounded)."""
-        current = self._initial
-        trans = self._trans
-        for i, ch in enumerate(text):
-            nxt = trans[current].get(ch)
-            if nxt is None:
-                current, nxt = self._step(current, ch)
-                trans = self._trans  # the step may have started the cache afresh
-            if nxt == self._dead:
-                return self._stuck(current, i)
-            current = nxt
-        if self._accept in self._sets[current]:
-            return None
-        return self._stuck(current, len(text))
-
     def ascii_table(self) -> tuple[bytes, bytes, bytes, int] | None:
-        """The whole DFA over ASCII, as the tables urn8141/_speedups.c runs:
-        ``classes`` (128 bytes: a character's class; characters that every NFA edge
-        treats alike share one), ``trans`` (per state and class the next state, 16-bit
-        little-endian; state 0 is dead, 1 the start), ``accept`` (a byte per state) and
-        the number of classes. None when it would have more than MAX_TABLE_STATES states
-        or when building it would visit more than MAX_TABLE_WORK NFA states (the Python
-        path then checks that profile). Built once per profile, on its first URN, by subset
-        construction over the classes: states x classes steps, each bounded by the NFA."""
-        edges = self._nfa.edges
-        takes: list[set[int]] = [set() for _ in range(128)]
-        for state, edge in enumerate(edges):
-            if edge is not None:
-                for code in edge[0]:
-                    if code < 128:
-                        takes[code].add(state)
-        class_of: dict[frozenset[int], int] = {}
-        members: list[frozenset[int]] = []
-        classes = bytearray(128)
-        for code in range(128):
-            key = frozenset(takes[code])
-            if key not in class_of:
-                class_of[key] = len(members)
-                members.append(key)
-            classes[code] = class_of[key]
-        start = frozenset(self._nfa.closure({self._start}))
-        ids: dict[frozenset[int], int] = {frozenset(): 0, start: 1}
-        order = [frozenset(), start]
-        rows = array("H")
-        at = 0
-        work = 0
-        while at < len(order):
-            current = order[at]
-            for taking in members:
-                moved = {edges[s][1] for s in current & taking}  # type: ignore[index]
-                target = frozenset(self._nfa.closure(moved)) if moved else frozenset()
-                work += len(current) + len(target)
-                if work > MAX_TABLE_WORK:  # a grammar whose table costs too much to build
-                    return None
-                found = ids.get(target)
-                if found is None:
-                    if len(order) >= MAX_TABLE_STATES:
-                        return None
-                    found = ids[target] = len(order)
-                    order.append(target)
-                rows.append(found)
-            at += 1
-        if sys.byteorder == "big":
-            rows.byteswap()
-        accept = bytes(self._accept in states for states in order)
-        return bytes(classes), rows.tobytes(), accept, len(members)
-
-    def _intern(self, states: frozenset[int]) -> int:
-        found = self._ids.get(states)
-        if found is None:
-            found = self._ids[states] = len(self._sets)
-            self._sets.append(states)
-            self._trans.append({})
-        return found
-
-    def _reset(self) -> None:
-        self._ids: dict[frozenset[int], int] = {}
-        self._sets: list[frozenset[int]] = []
-        self._trans: list[dict[str, int]] = []  # per DFA state: character -> next state
-        self._expected: dict[int, tuple[tuple[str, ...], frozenset[int]]] = {}
-        self._dead = self._intern(frozenset())
-        self._initial = self._intern(frozenset(self._nfa.closure({self._start})))
-
-    def _step(self, current: int, ch: str) -> tuple[int, int]:
-        """The DFA state after ``current`` reads ``ch``, as (current, next): when the
-        cache is full it starts afresh, and ``current`` has a new number then."""
-        code = ord(ch)
-        edges = self._nfa.edges
-        states = self._sets[current]
-        moved = set()
-        for s in states:
-            edge = edges[s]
-            if edge is not None and code in edge[0]:
-                moved.add(edge[1])
-        if len(self._sets) + 2 > MAX_DFA_STATES:  # keep memory bounded: start afresh
-            self._reset()
-            current = self._intern(states)
-        target = self._intern(frozenset(self._nfa.closure(moved)) if moved else frozenset())
-        self._trans[current][ch] = target
-        return current, target
-
-    def _stuck(self, current: int, offset: int) -> Mismatch:
-        """What the rules being matched in DFA state ``current`` expected next."""
-        known = self._expected.get(current)
-        if known is None:
-            expected: set[int] = set()
-            rules: list[str] = []
-            for s in sorted(self._sets[current]):
-                edge = self._nfa.edges[s]
-                if edge is not None:
-                    expected |= edge[0]
-                    if edge[2] and edge[2] not in rules:
-                        rules.append(edge[2])
-            # Stuck where no rule has a next character (the end of the first rule):
-            # the first rule, the whole NSS, is the one not met.
-            known = self._expected[current] = (tuple(rules) or (self._top,),
-                                               frozenset(expected))
-        return _new(Mismatch, (offset, *known))
+        """The whole DFA over ASCII as the tables urn8141/_speedups.c runs, or None
+        beyond their bounds (``dfa.ascii_table``). Built once per profile, on its
+        first URN."""
+        return ascii_table(self._nfa.edges, self._nfa.closure, self._start, self._accept)
 
 
 def compile_syntax(kind: str, text: str) -> Grammar:

@@ -34,14 +34,8 @@ from operator import methodcaller
 from typing import Any, NamedTuple
 from urllib.parse import quote, urlsplit
 
-from urn8141.grammar import (
-    MAX_DFA_STATES,
-    Grammar,
-    GrammarError,
-    Mismatch,
-    compile_syntax,
-    describe_chars,
-)
+from urn8141.dfa import MAX_DFA_STATES, Mismatch
+from urn8141.grammar import Grammar, GrammarError, compile_syntax, describe_chars
 from urn8141.syntax import URN, URNSyntaxError, parse
 
 MAX_EXAMPLES = 20

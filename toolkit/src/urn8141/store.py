@@ -125,12 +125,6 @@ class Profiles:
             return None
         return found
 
-    def compile_all(self) -> dict[str, Profile]:
-        """Every profile compiled, as the dict ``urn8141.check.check`` takes."""
-        for nid in self.data:
-            self.get(nid)
-        return dict(self._compiled)
-
     def _for(self, text: str) -> dict[str, Profile]:
         """The compiled profiles, with the one of ``text``'s NID among them if it has one."""
         head, colon, rest = text.partition(":") if isinstance(text, str) else ("", "", "")

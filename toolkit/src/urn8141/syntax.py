@@ -32,7 +32,6 @@ _PCHAR_CHARS = frozenset(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@"
 )
 _HEX = frozenset("0123456789abcdefABCDEF")
-_ALPHANUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 
 # Percent signs are let through the character classes and checked by _BAD_PCT,
 # which is much faster than an alternation per character. The components' runs are
