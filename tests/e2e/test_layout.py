@@ -205,3 +205,28 @@ def test_a_profiles_examples_name_their_columns_in_whole_words_at_390px(browser,
     assert tab.locator("table.profile-examples").count() == 1
     assert tab.evaluate(BROKEN_CELL_WORDS, "table.profile-examples th") == []
     context.close()
+
+
+@pytest.mark.parametrize("width", [1200, 1280, 1399])
+def test_the_navigation_never_pushes_the_page_wider_than_the_window(browser, live_server,
+                                                                    db, width):
+    """Expanded, the navigation of the persona with the most links (IANA staff, also
+    admitted to the dashboard) and the longest name its menu shows fits the window: its
+    links wrap, the menu with "Log out" stays on screen."""
+    staff = make_user("staff-with-a-long-name@example.org", roles=["IANA staff"])
+    staff.first_name = "Maximiliana-Theodora"
+    staff.save()
+    client = Client()
+    client.force_login(staff)
+    context = browser.new_context(base_url=live_server.url,
+                                  viewport={"width": width, "height": 800})
+    context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "url": live_server.url,
+                          "value": client.cookies[settings.SESSION_COOKIE_NAME].value}])
+    tab = context.new_page()
+    tab.goto(reverse("review:staff-queue"))
+    dashboard = reverse("review:dashboard")
+    assert tab.locator(f"nav a[href='{dashboard}']").count() == 1
+    assert tab.evaluate("document.documentElement.scrollWidth") <= width
+    menu = tab.locator("#who").bounding_box()
+    assert menu is not None and menu["x"] + menu["width"] <= width
+    context.close()
