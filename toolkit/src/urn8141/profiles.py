@@ -483,6 +483,7 @@ def _entries(data: dict[str, Any], key: str, limit: int,
 
 
 def _build(data: object, nid: str | None) -> tuple[Profile | None, list[tuple[str, str]]]:
+    """The profile ``data`` describes, or None, and every problem found, by key."""
     problems: list[tuple[str, str]] = []
     if not isinstance(data, dict):
         return None, [("profile", "a profile is a JSON object")]
@@ -490,26 +491,39 @@ def _build(data: object, nid: str | None) -> tuple[Profile | None, list[tuple[st
     if unknown:
         problems.append(("profile", f"unknown key {unknown[0]!r}; a profile has "
                                     + ", ".join(PROFILE_KEYS)))
-    grammar = None
-    kind = ""
-    syntax_cite = ""
-    syntax = data.get("syntax")
-    if syntax is not None:
-        kinds = [k for k in ("abnf", "regex") if isinstance(syntax, dict) and k in syntax]
-        if not isinstance(syntax, dict) or len(kinds) != 1 or not isinstance(syntax[kinds[0]],
-                                                                               str):
-            problems.append(("syntax", 'the syntax is {"abnf": "..."} or {"regex": "..."}, '
-                                       'with a "cite"'))
-        else:
-            kind = kinds[0]
-            if (problem := _cite(syntax, required=True)):
-                problems.append(("syntax", problem))
-            syntax_cite = str(syntax.get("cite", ""))
-            try:
-                grammar = compile_syntax(kind, syntax[kind])
-            except GrammarError as exc:
-                at = f" (at character {exc.offset + 1} of the {kind.upper()})" if exc.offset else ""
-                problems.append(("syntax", f"{exc}{at}"))
+    grammar, kind, syntax_cite = _read_syntax(data.get("syntax"), problems)
+    profile = Profile(data=data, grammar=grammar, syntax_kind=kind, syntax_cite=syntax_cite,
+                      validators=_read_validators(data, problems),
+                      steps=_read_steps(data, problems),
+                      resolvers=_read_resolvers(data, problems))
+    _read_examples(profile, data, nid, problems)
+    return (None if problems else profile), problems
+
+
+def _read_syntax(syntax: object,
+                 problems: list[tuple[str, str]]) -> tuple[Grammar | None, str, str]:
+    """The compiled grammar of ``syntax``, its kind ("abnf" or "regex") and its cite."""
+    if syntax is None:
+        return None, "", ""
+    kinds = [k for k in ("abnf", "regex") if isinstance(syntax, dict) and k in syntax]
+    if not isinstance(syntax, dict) or len(kinds) != 1 or not isinstance(syntax[kinds[0]], str):
+        problems.append(("syntax", 'the syntax is {"abnf": "..."} or {"regex": "..."}, '
+                                   'with a "cite"'))
+        return None, "", ""
+    kind = kinds[0]
+    if (problem := _cite(syntax, required=True)):
+        problems.append(("syntax", problem))
+    try:
+        grammar = compile_syntax(kind, syntax[kind])
+    except GrammarError as exc:
+        at = f" (at character {exc.offset + 1} of the {kind.upper()})" if exc.offset else ""
+        problems.append(("syntax", f"{exc}{at}"))
+        grammar = None
+    return grammar, kind, str(syntax.get("cite", ""))
+
+
+def _read_validators(data: dict[str, Any],
+                     problems: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
     validators = []
     for entry in _entries(data, "validators", MAX_VALIDATORS, problems):
         name = entry.get("name")
@@ -520,6 +534,11 @@ def _build(data: object, nid: str | None) -> tuple[Profile | None, list[tuple[st
             problems.append(("validators", problem))
         else:
             validators.append((str(name), str(entry.get("cite", ""))))
+    return tuple(validators)
+
+
+def _read_steps(data: dict[str, Any],
+                problems: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
     steps = []
     for entry in _entries(data, "equivalence", MAX_STEPS, problems):
         name = entry.get("step")
@@ -530,6 +549,11 @@ def _build(data: object, nid: str | None) -> tuple[Profile | None, list[tuple[st
             problems.append(("equivalence", f"{name}: {problem}"))
         else:
             steps.append((str(name), str(entry.get("cite", ""))))
+    return tuple(steps)
+
+
+def _read_resolvers(data: dict[str, Any],
+                    problems: list[tuple[str, str]]) -> tuple[Resolver, ...]:
     resolvers = []
     for entry in _entries(data, "resolvers", MAX_RESOLVERS, problems):
         url = entry.get("url", "")
@@ -545,9 +569,12 @@ def _build(data: object, nid: str | None) -> tuple[Profile | None, list[tuple[st
         else:
             resolvers.append(Resolver(url, name or (urlsplit(url).hostname or ""), prefix,
                                       str(entry.get("cite", ""))))
-    profile = Profile(data=data, grammar=grammar, syntax_kind=kind, syntax_cite=syntax_cite,
-                      validators=tuple(validators), steps=tuple(steps),
-                      resolvers=tuple(resolvers))
+    return tuple(resolvers)
+
+
+def _read_examples(profile: Profile, data: dict[str, Any], nid: str | None,
+                   problems: list[tuple[str, str]]) -> None:
+    """Each example must fit the profile, each counter-example fail it."""
     for key, must_fit in (("examples", True), ("counter_examples", False)):
         value = data.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -562,7 +589,6 @@ def _build(data: object, nid: str | None) -> tuple[Profile | None, list[tuple[st
     if "counter_examples" in data and data["counter_examples"] and not profile.judges_validity:
         problems.append(("counter_examples", "counter-examples need a syntax or a validator "
                                              "to fail"))
-    return (None if problems else profile), problems
 
 
 def _example_problems(profile: Profile, text: str, nid: str | None, *,
