@@ -318,7 +318,7 @@ def median_run(results: list[dict]) -> dict:
             "timeouts": sum(r["timeouts"] for r in results)}
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--namespaces", type=int, default=10_000)
     parser.add_argument("--versions", type=int, default=5)
@@ -341,7 +341,100 @@ def main() -> None:
                              "deploy/nginx-registry.conf (exports by X-Accel-Redirect)")
     parser.add_argument("--storm-interval", type=float, default=0.1,
                         help="seconds between publishes in the storm (default 0.1)")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def measure_pages(args: argparse.Namespace, base: str, database_url: str,
+                  proxy: dict[str, str], env: dict[str, str]) -> list[tuple]:
+    """Each page (and, unless --no-extras, each HTML page signed in): its cold time, its
+    SQL queries warm and cold, then floor and page in turns; one row each."""
+    rows = []
+    measured = [(label, path, export, {}) for label, path, export
+                in pages(sample=max(1, args.namespaces // 2))]
+    if not args.no_extras:
+        cookie = {"Cookie": signed_in_cookie(env)}
+        measured += [(f"{label}, signed in", path, False, cookie)
+                     for label, path, export, _ in measured[:]
+                     if not export]
+        # What reading the visitor alone costs, against the same floor.
+        measured.append(("trivial view reading its visitor, signed in",
+                         "/bench-floor/visitor/", False, cookie))
+    for label, path, export, extra in measured:
+        if args.only and args.only not in label:
+            continue
+        # What a browser, a feed reader or a harvester sends: each asks for gzip.
+        headers = {**proxy, "Accept-Encoding": "gzip", **extra}
+        # Cold is the first request after a publish, in a worker that has served
+        # the page before (its code and templates loaded, as in a running site):
+        # a second of load reaches every worker, then the generation moves.
+        wrk(base + path, connections=args.connections, duration=1, headers=headers)
+        time.sleep(1)  # the requests wrk left queued are served before the publish
+        psql(database_url, "UPDATE namespaces_registrygeneration "
+                           "SET number = number + 1, changed_at = now()")
+        status, cold_ms, got = fetch(base + path, headers)
+        cold_queries = got.get("X-SQL-Queries", "?")
+        if status != 200:
+            sys.exit(f"{path} answered {status}")
+        # Warm: the fewest over a few requests, as each worker's first request also
+        # opens its database connection (and django.contrib.postgres asks for types).
+        warm = [fetch(base + path, headers) for _ in range(2 * args.workers)]
+        warm_ms = min(ms for _, ms, _ in warm)
+        warm_queries = min(int(got.get("X-SQL-Queries", 0)) for _, _, got in warm)
+        # Floor and page in turns, --repeat times: a drift of the machine between
+        # two runs (the floor moved by 20% between runs on the quiet machine)
+        # reaches both sides; each figure is the median of its runs.
+        floors, runs = [], []
+        for _ in range(args.repeat):
+            floors.append(wrk(base + "/bench-floor/", connections=args.connections,
+                              duration=args.duration, headers=headers))
+            runs.append(wrk(base + path, connections=args.connections,
+                            duration=args.duration, headers=headers))
+        floor, page = median_run(floors), median_run(runs)
+        rows.append((label, page, floor, warm_queries, cold_queries,
+                     cold_ms, warm_ms, export))
+        print(f"  {label}: {page['rps']:.0f} req/s, floor {floor['rps']:.0f}", flush=True)
+    return rows
+
+
+def print_report(args: argparse.Namespace, rows: list[tuple]) -> None:
+    """The run's conditions, the Markdown table of every page and the medians."""
+    print()
+    print(f"{dt.date.today()}, {platform.node()}: {os.cpu_count()} cores, "
+          f"{platform.processor() or platform.machine()}, Python {platform.python_version()}; "
+          f"{args.namespaces:,} namespaces x {args.versions} versions; gunicorn "
+          f"{args.workers} sync workers; wrk {args.connections} connections, {args.repeat} x "
+          f"{args.duration} s, floor and page in turns (medians)"
+          + ("; nginx in front (deploy/nginx-registry.conf, exports by X-Accel-Redirect)"
+             if args.front == "nginx" else ""))
+    print()
+    print("| page | req/s | floor req/s | ratio | p50 ms | p99 ms | floor p50 / p99 ms "
+          "| SQL warm / cold | cold ms |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for label, page, floor, queries, cold_queries, cold_ms, _warm_ms, _export in rows:
+        bad = f" ({page['errors']} errors)" if page["errors"] else ""
+        bad += f" ({page['timeouts']} timeouts)" if page["timeouts"] else ""
+        print(f"| {label} | {page['rps']:.0f}{bad} | {floor['rps']:.0f} "
+              f"| {page['rps'] / floor['rps']:.2f} | {page['p50']:.1f} | {page['p99']:.1f} "
+              f"| {floor['p50']:.1f} / {floor['p99']:.1f} "
+              f"| {queries} / {cold_queries} | {cold_ms:.0f} |")
+    print()
+    pages_rows = [r for r in rows if not r[7] and not r[0].startswith("trivial view")]
+    for kind, chosen in (("pages", pages_rows),
+                         ("exports and API", [r for r in rows if r[7]])):
+        if not chosen:
+            continue
+        print(f"Medians over the {len(chosen)} {kind}: ratio "
+              f"{statistics.median(r[1]['rps'] / r[2]['rps'] for r in chosen):.2f}, "
+              f"p50 {statistics.median(r[1]['p50'] for r in chosen):.1f} ms, "
+              f"p99 {statistics.median(r[1]['p99'] for r in chosen):.1f} ms, "
+              f"cold {statistics.median(r[5] for r in chosen):.0f} ms; worst ratio "
+              f"{min(r[1]['rps'] / r[2]['rps'] for r in chosen):.2f}, worst p99 "
+              f"{max(r[1]['p99'] for r in chosen):.1f} ms, worst cold "
+              f"{max(r[5] for r in chosen):.0f} ms")
+
+
+def main() -> None:
+    args = parse_args()
     if not shutil.which("wrk"):
         sys.exit("wrk is needed (Debian: apt-get install wrk).")
 
@@ -397,51 +490,7 @@ def main() -> None:
             time.sleep(0.2)  # refused, or nginx's 502 while gunicorn starts
         else:
             sys.exit(f"gunicorn did not answer; see {scratch / 'gunicorn.log'}")
-        rows = []
-        measured = [(label, path, export, {}) for label, path, export
-                    in pages(sample=max(1, args.namespaces // 2))]
-        if not args.no_extras:
-            cookie = {"Cookie": signed_in_cookie(env)}
-            measured += [(f"{label}, signed in", path, False, cookie)
-                         for label, path, export, _ in measured[:]
-                         if not export]
-            # What reading the visitor alone costs, against the same floor.
-            measured.append(("trivial view reading its visitor, signed in",
-                             "/bench-floor/visitor/", False, cookie))
-        for label, path, export, extra in measured:
-            if args.only and args.only not in label:
-                continue
-            # What a browser, a feed reader or a harvester sends: each asks for gzip.
-            headers = {**proxy, "Accept-Encoding": "gzip", **extra}
-            # Cold is the first request after a publish, in a worker that has served
-            # the page before (its code and templates loaded, as in a running site):
-            # a second of load reaches every worker, then the generation moves.
-            wrk(base + path, connections=args.connections, duration=1, headers=headers)
-            time.sleep(1)  # the requests wrk left queued are served before the publish
-            psql(database_url, "UPDATE namespaces_registrygeneration "
-                               "SET number = number + 1, changed_at = now()")
-            status, cold_ms, got = fetch(base + path, headers)
-            cold_queries = got.get("X-SQL-Queries", "?")
-            if status != 200:
-                sys.exit(f"{path} answered {status}")
-            # Warm: the fewest over a few requests, as each worker's first request also
-            # opens its database connection (and django.contrib.postgres asks for types).
-            warm = [fetch(base + path, headers) for _ in range(2 * args.workers)]
-            warm_ms = min(ms for _, ms, _ in warm)
-            warm_queries = min(int(got.get("X-SQL-Queries", 0)) for _, _, got in warm)
-            # Floor and page in turns, --repeat times: a drift of the machine between
-            # two runs (the floor moved by 20% between runs on the quiet machine)
-            # reaches both sides; each figure is the median of its runs.
-            floors, runs = [], []
-            for _ in range(args.repeat):
-                floors.append(wrk(base + "/bench-floor/", connections=args.connections,
-                                  duration=args.duration, headers=headers))
-                runs.append(wrk(base + path, connections=args.connections,
-                                duration=args.duration, headers=headers))
-            floor, page = median_run(floors), median_run(runs)
-            rows.append((label, page, floor, warm_queries, cold_queries,
-                         cold_ms, warm_ms, export))
-            print(f"  {label}: {page['rps']:.0f} req/s, floor {floor['rps']:.0f}", flush=True)
+        rows = measure_pages(args, base, database_url, proxy, env)
         extras = {} if args.no_extras else measure_extras(args, base, database_url, proxy, scratch)
         if not args.no_extras:
             extras["rss"] = [rss_mb(pid) for pid in worker_pids(server.pid)]
@@ -460,39 +509,7 @@ def main() -> None:
             psql(args.server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         shutil.rmtree(scratch, ignore_errors=True)
 
-    print()
-    print(f"{dt.date.today()}, {platform.node()}: {os.cpu_count()} cores, "
-          f"{platform.processor() or platform.machine()}, Python {platform.python_version()}; "
-          f"{args.namespaces:,} namespaces x {args.versions} versions; gunicorn "
-          f"{args.workers} sync workers; wrk {args.connections} connections, {args.repeat} x "
-          f"{args.duration} s, floor and page in turns (medians)"
-          + ("; nginx in front (deploy/nginx-registry.conf, exports by X-Accel-Redirect)"
-             if args.front == "nginx" else ""))
-    print()
-    print("| page | req/s | floor req/s | ratio | p50 ms | p99 ms | floor p50 / p99 ms "
-          "| SQL warm / cold | cold ms |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for label, page, floor, queries, cold_queries, cold_ms, _warm_ms, _export in rows:
-        bad = f" ({page['errors']} errors)" if page["errors"] else ""
-        bad += f" ({page['timeouts']} timeouts)" if page["timeouts"] else ""
-        print(f"| {label} | {page['rps']:.0f}{bad} | {floor['rps']:.0f} "
-              f"| {page['rps'] / floor['rps']:.2f} | {page['p50']:.1f} | {page['p99']:.1f} "
-              f"| {floor['p50']:.1f} / {floor['p99']:.1f} "
-              f"| {queries} / {cold_queries} | {cold_ms:.0f} |")
-    print()
-    pages_rows = [r for r in rows if not r[7] and not r[0].startswith("trivial view")]
-    for kind, chosen in (("pages", pages_rows),
-                         ("exports and API", [r for r in rows if r[7]])):
-        if not chosen:
-            continue
-        print(f"Medians over the {len(chosen)} {kind}: ratio "
-              f"{statistics.median(r[1]['rps'] / r[2]['rps'] for r in chosen):.2f}, "
-              f"p50 {statistics.median(r[1]['p50'] for r in chosen):.1f} ms, "
-              f"p99 {statistics.median(r[1]['p99'] for r in chosen):.1f} ms, "
-              f"cold {statistics.median(r[5] for r in chosen):.0f} ms; worst ratio "
-              f"{min(r[1]['rps'] / r[2]['rps'] for r in chosen):.2f}, worst p99 "
-              f"{max(r[1]['p99'] for r in chosen):.1f} ms, worst cold "
-              f"{max(r[5] for r in chosen):.0f} ms")
+    print_report(args, rows)
     if extras:
         print_extras(args, extras)
 
