@@ -127,6 +127,9 @@ class SlowSink:
         self.listener.close()
 
 
+LEASE_SECONDS = 2  # MAIL_SENDING_LEASE: a row claimed this long ago counts as abandoned
+
+
 def test_each_copy_exactly_once_when_the_worker_dies_mid_conversation(
         redis_servers, test_database_url, tmp_path, registrant):
     started = time.monotonic()
@@ -135,7 +138,7 @@ def test_each_copy_exactly_once_when_the_worker_dies_mid_conversation(
     environment = server_environment(
         database_url=test_database_url, redis_url=broker.url, export_root=tmp_path / "exports",
         EMAIL_BACKEND="django.core.mail.backends.smtp.EmailBackend", EMAIL_HOST="127.0.0.1",
-        EMAIL_PORT=str(sink.port), EMAIL_TIMEOUT="10", MAIL_SENDING_LEASE="2",
+        EMAIL_PORT=str(sink.port), EMAIL_TIMEOUT="10", MAIL_SENDING_LEASE=str(LEASE_SECONDS),
         LOG_LEVEL="INFO")
     people = [make_user(f"person{i}@example.org") for i in range(6)]
     with tasks_to(broker.url):
@@ -172,6 +175,9 @@ def test_each_copy_exactly_once_when_the_worker_dies_mid_conversation(
         os.killpg(worker.pid, signal.SIGKILL)  # kill -9, the pool child included
         worker.wait(10)
         sink.stalled.clear()
+        # The next worker's start queues the rows whose lease ran out (tasks.py); one that
+        # started sooner would leave the dead worker's row to the next beat, a minute on.
+        time.sleep(LEASE_SECONDS + 0.5)
 
     def settled() -> bool:
         with tasks_to(broker.url):  # the periodic requeue (celery beat, every minute)
