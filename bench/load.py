@@ -63,6 +63,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 sys.path.insert(0, str(ROOT))
 
+from devtools.services import nginx_binary, nginx_temp_paths  # noqa: E402
 from registry.namespaces.sample_text import seed_nid  # noqa: E402
 
 PREFIX = "load"
@@ -526,11 +527,7 @@ http {{
     sendfile on;
     tcp_nopush on;
     keepalive_requests 1000000;
-    client_body_temp_path {home}/tmp;
-    proxy_temp_path {home}/tmp;
-    fastcgi_temp_path {home}/tmp;
-    uwsgi_temp_path {home}/tmp;
-    scgi_temp_path {home}/tmp;
+{temp_paths}
     server {{
         listen 127.0.0.1:{port};
 {body}
@@ -538,11 +535,6 @@ http {{
 }}
 """
 NGINX_SNIPPET = ROOT / "deploy" / "nginx-registry.conf"
-
-
-def nginx_binary() -> str | None:
-    # Debian's is in /usr/sbin, which a non-root PATH may not hold.
-    return shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin")
 
 
 def nginx_home(scratch: Path) -> Path:
@@ -556,8 +548,8 @@ def nginx_home(scratch: Path) -> Path:
 
 
 def nginx_start(nginx: str, home: Path, port: int, workers: int, body: str) -> subprocess.Popen:
-    (home / "nginx.conf").write_text(NGINX_CONF.format(workers=workers, home=home, port=port,
-                                                       body=body))
+    (home / "nginx.conf").write_text(NGINX_CONF.format(
+        workers=workers, home=home, port=port, body=body, temp_paths=nginx_temp_paths(home)))
     return subprocess.Popen([nginx, "-p", str(home), "-c", str(home / "nginx.conf")],
                             stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
                             start_new_session=True)

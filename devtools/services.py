@@ -64,6 +64,12 @@ def nginx_binary() -> str | None:
     return shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin")
 
 
+def nginx_temp_paths(home: Path) -> str:
+    """An nginx run by a user of its own keeps every temporary file under ``home``."""
+    return "\n".join(f"    {kind}_temp_path {home / 'tmp'};"
+                     for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+
+
 NGINX_HOME = SERVICES / "nginx"
 NGINX_CONF = """daemon off;
 {user}worker_processes 2;
@@ -74,11 +80,7 @@ http {{
     include /etc/nginx/mime.types;
     access_log {logs}/nginx-access.log;
     sendfile on;
-    client_body_temp_path {home}/tmp;
-    proxy_temp_path {home}/tmp;
-    fastcgi_temp_path {home}/tmp;
-    uwsgi_temp_path {home}/tmp;
-    scgi_temp_path {home}/tmp;
+{temp_paths}
     server {{
         listen {address};
 {body}
@@ -102,6 +104,7 @@ def nginx_config(app_port: int, address: str, export_root: Path, *, root: bool) 
     # As root nginx's workers would drop to nobody, who may not read the exports.
     user = "user root;\n" if root else ""
     return NGINX_CONF.format(user=user, home=NGINX_HOME, logs=SERVICES / "logs",
+                             temp_paths=nginx_temp_paths(NGINX_HOME),
                              address=address, body=text)
 
 
