@@ -1,6 +1,6 @@
 """What a speed mechanism buys: the registry with it and without it, in one run.
 
-    .venv/bin/python bench/mechanisms.py --database NAME [--without cached-auth local-store]
+    .venv/bin/python bench/mechanisms.py --database NAME [--without visitor-query local-store]
         [--repeat 5] [--duration 2] [--port 8361]
 
 On a database ``bench/load.py --keep`` (or ``--database``) seeded, it starts two gunicorn
@@ -14,8 +14,8 @@ the CPU each request cost the server (its workers, their PostgreSQL backends, it
 Redis), which other processes on a shared machine do not inflate. Prints one JSON line per
 page and a Markdown table.
 
-- ``cached-auth``: Django's AuthenticationMiddleware in place of the account cache's
-  (registry/accounts/signed_in.py): signed-in pages.
+- ``visitor-query``: the generation read alone and Django's AuthenticationMiddleware in
+  place of the visitor query's (registry/accounts/signed_in.py): signed-in pages.
 - ``local-store``: no per-process store in front of the shared public cache
   (``public_cache.local_store``): anonymous and signed-in pages.
 
@@ -56,7 +56,7 @@ from bench.load import (  # noqa: E402 - the path above first
 from registry.namespaces.sample_text import seed_nid  # noqa: E402
 
 PAGES = {  # mechanism -> (page, signed in)
-    "cached-auth": [("registry page", True), ("namespace page", True)],
+    "visitor-query": [("registry page", True), ("namespace page", True)],
     "local-store": [("registry page", False), ("namespace page", False),
                     ("namespace page", True)],
 }

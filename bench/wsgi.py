@@ -1,5 +1,7 @@
 """The app as gunicorn loads it, for bench/mechanisms.py: BENCH_WITHOUT=local-store turns the
-per-process store in front of the shared public cache off (nothing is kept in it)."""
+per-process store in front of the shared public cache off (nothing is kept in it);
+BENCH_WITHOUT=visitor-query reads the generation alone, the session, account and roles
+then each with a query of their own (Django's way, bench/settings.py)."""
 
 import os
 
@@ -9,5 +11,10 @@ if os.environ.get("BENCH_WITHOUT") == "local-store":
     from registry.namespaces import public_cache
 
     public_cache.local_store.max_bytes = 0  # every entry is refused: each read is Redis's
+
+if os.environ.get("BENCH_WITHOUT") == "visitor-query":
+    from registry.namespaces import public_cache
+
+    public_cache.read_visitor = lambda *arguments: None  # no session key read: no join
 
 __all__ = ["application"]

@@ -8,14 +8,10 @@ cache is *away* for ``RETRY_SECONDS``: calls are misses at once, without a conne
 attempt; then one call tries again. A failure is logged once per ``LOG_SECONDS`` per
 process (with how many calls were skipped since), and the return once.
 
-A write or delete that could not be made may leave an older value in Redis, for
-example a session ended (logout) during the outage, or an account's tombstone. With
-``FORGET_MISSED_WRITES`` in the cache's OPTIONS (the sessions' and accounts' cache, not
-the public one, whose keys name their content's generation) the process notes each
-such key and deletes them all before its first call once Redis answers again. A
-process that dies while owing deletes loses the list; so does one that owes more than
-``MAX_OWED`` keys, which then says so in the log (the entries expire: sessions with
-the session, accounts within five minutes: registry/accounts/signed_in.py).
+A write or delete that could not be made is lost: what these caches hold is either
+named by its content's generation (the public cache) or a count that may come out low
+(rate limits, log-in throttling). Nothing that lets a person in lives in a cache
+(sessions are the database's: registry/accounts/sessions.py).
 
 ``available()`` asks Redis (a PING) unless it is known away: for the decisions that
 need the cache to be right, not fast (the rate limits that fail closed, protection.py).
@@ -41,7 +37,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
@@ -59,25 +55,20 @@ return false
 
 RETRY_SECONDS = 1.0  # after a failure, calls are misses this long before one tries again
 LOG_SECONDS = 60.0  # at most one warning per cache and process in this time
-MAX_OWED = 10_000  # keys whose missed write a process remembers to delete
 FAILURES = (RedisError, OSError)
 _T = TypeVar("_T")
 
 
 class Outage:
-    """Whether one Redis (per location and process) is away, and what is owed to it."""
+    """Whether one Redis (per location and process) is away."""
 
-    def __init__(self, location: str, *, forget_missed_writes: bool):
+    def __init__(self, location: str):
         self.location = location
-        self.forget_missed_writes = forget_missed_writes
         self.lock = threading.Lock()
         self.away_until = 0.0
         self.since: float | None = None  # when this outage began
         self.logged_at = float("-inf")
         self.skipped = 0
-        self.owed: set[str] = set()
-        self.paid = 0
-        self.lost_track = False
 
     def away(self) -> bool:
         return time.monotonic() < self.away_until
@@ -100,58 +91,25 @@ class Outage:
         with self.lock:
             self.skipped += 1
 
-    def owe(self, keys: Iterable[Any]) -> None:
-        if not self.forget_missed_writes:
-            return
-        with self.lock:
-            for key in keys:
-                if len(self.owed) >= MAX_OWED:
-                    self.lost_track = True
-                    break
-                self.owed.add(key if isinstance(key, str) else key.decode())
-
-    def pay(self, client: Any) -> None:
-        """Delete what is owed, before any other call reads Redis again; raises a Redis
-        error (and still owes it all) if Redis fails."""
-        with self.lock:
-            owed, self.owed = list(self.owed), set()
-        try:
-            for start in range(0, len(owed), 500):
-                client.delete(*owed[start:start + 500])
-        except BaseException:
-            with self.lock:
-                self.owed.update(owed)
-            raise
-        self.paid += len(owed)
-
     def answered(self) -> None:
         """A call succeeded: the outage, if there was one, is over."""
         with self.lock:
             since, self.since = self.since, None
-            paid, self.paid = self.paid, 0
-            lost, self.lost_track = self.lost_track, False
         if since is not None:
-            logger.warning("The cache at %s answers again after %.1f s; %d entries written "
-                           "while it was away were forgotten.", self.location,
-                           time.monotonic() - since, paid)
-        if lost:
-            logger.error("The cache at %s missed more than %d writes in this process; "
-                         "entries older than the outage may be served until they expire "
-                         "(sessions: with their session; accounts: within five minutes).",
-                         self.location, MAX_OWED)
+            logger.warning("The cache at %s answers again after %.1f s.", self.location,
+                           time.monotonic() - since)
 
 
-_outages: dict[tuple[str, bool], Outage] = {}
+_outages: dict[str, Outage] = {}
 _outages_lock = threading.Lock()
 
 
-def outage_of(location: str, *, forget_missed_writes: bool) -> Outage:
+def outage_of(location: str) -> Outage:
     """One Outage per Redis and process: Django makes a cache object per thread."""
     with _outages_lock:
-        found = _outages.get((location, forget_missed_writes))
+        found = _outages.get(location)
         if found is None:
-            found = _outages[location, forget_missed_writes] = Outage(
-                location, forget_missed_writes=forget_missed_writes)
+            found = _outages[location] = Outage(location)
         return found
 
 
@@ -170,20 +128,15 @@ class SharedClientRedisCacheClient(RedisCacheClient):
             client = self._clients[id(pool)] = django_client._client(connection_pool=pool)
         return client
 
-    def guarded(self, call: Callable[[], _T], missed: _T, written: Iterable[Any] = ()) -> _T:
-        """``call()``, or ``missed`` when Redis is away or fails; the keys ``written`` are
-        owed a delete when the call could not be made."""
+    def guarded(self, call: Callable[[], _T], missed: _T) -> _T:
+        """``call()``, or ``missed`` when Redis is away or fails."""
         if self.outage.away():
             self.outage.skip()
-            self.outage.owe(written)
             return missed
         try:
-            if self.outage.owed:
-                self.outage.pay(self.get_client(write=True))
             result = call()
         except FAILURES as error:
             self.outage.failed(error)
-            self.outage.owe(written)
             return missed
         if self.outage.since is not None:
             self.outage.answered()
@@ -196,14 +149,13 @@ class SharedClientRedisCacheClient(RedisCacheClient):
         return self.guarded(lambda: RedisCacheClient.get(self, key, default), default)
 
     def set(self, key: Any, value: Any, timeout: Any) -> None:
-        self.guarded(lambda: RedisCacheClient.set(self, key, value, timeout), None, [key])
+        self.guarded(lambda: RedisCacheClient.set(self, key, value, timeout), None)
 
     def touch(self, key: Any, timeout: Any) -> bool:
         return self.guarded(lambda: RedisCacheClient.touch(self, key, timeout), False)
 
     def delete(self, key: Any) -> bool:
-        return self.guarded(lambda: RedisCacheClient.delete(self, key),
-                            False, [key])
+        return self.guarded(lambda: RedisCacheClient.delete(self, key), False)
 
     def get_many(self, keys: Any) -> dict:
         return self.guarded(lambda: RedisCacheClient.get_many(self, keys),
@@ -214,12 +166,11 @@ class SharedClientRedisCacheClient(RedisCacheClient):
                             False)
 
     def set_many(self, data: Any, timeout: Any) -> None:
-        self.guarded(lambda: RedisCacheClient.set_many(self, data, timeout), None, list(data))
+        self.guarded(lambda: RedisCacheClient.set_many(self, data, timeout), None)
 
     def delete_many(self, keys: Any) -> None:
         keys = list(keys)
-        self.guarded(lambda: RedisCacheClient.delete_many(self, keys),
-                     None, keys)
+        self.guarded(lambda: RedisCacheClient.delete_many(self, keys), None)
 
     def clear(self) -> bool:
         return self.guarded(lambda: RedisCacheClient.clear(self), False)
@@ -243,13 +194,11 @@ class SharedClientRedisCacheClient(RedisCacheClient):
 class RegistryRedisCache(RedisCache):
     def __init__(self, server: str, params: dict[str, Any]) -> None:
         options = dict(params.get("OPTIONS") or {})
-        forget = bool(options.pop("FORGET_MISSED_WRITES", False))
         super().__init__(server, {**params, "OPTIONS": options})
         self._class = SharedClientRedisCacheClient
         location = (server if isinstance(server, str) else ",".join(server)) + (
             f" (prefix {self.key_prefix!r})")
-        self._options = {**options, "outage": outage_of(location,
-                                                        forget_missed_writes=forget)}
+        self._options = {**options, "outage": outage_of(location)}
 
     @property
     def client(self) -> SharedClientRedisCacheClient:

@@ -86,7 +86,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     # Django's, with the signed-in user and their navigation read from the cache.
-    "registry.accounts.signed_in.CachedAuthenticationMiddleware",
+    "registry.accounts.signed_in.VisitorAuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "allauth.account.middleware.AccountMiddleware",
     "django_ratelimit.middleware.RatelimitMiddleware",
@@ -137,6 +137,10 @@ if IS_POSTGRES:
     # An unreachable server is a 503 within seconds, not a request hung until gunicorn's
     # timeout (registry/unavailable.py); ?connect_timeout= in DATABASE_URL overrides it.
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 3)
+    # Prepared on its first run in a connection: only the statements of a cursor that
+    # binds its parameters on the server, which is the visitor query's alone
+    # (registry/accounts/signed_in.py); Django's cursors bind on the client, never prepared.
+    DATABASES["default"]["OPTIONS"].setdefault("prepare_threshold", 0)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "accounts.User"
@@ -200,21 +204,18 @@ CACHE_URL = env_str("CACHE_URL", REDIS_URL, required_in_production=True)
 _CACHE_KEY_PREFIX = env_str("CACHE_KEY_PREFIX", "urnreg")
 
 
-def _cache(url: str, name: str, *, forget_missed_writes: bool) -> dict:
+def _cache(url: str, name: str) -> dict:
     if url:
         # Never an error (registry/cache.py): a Redis away is a miss within these
         # timeouts, not a hung or failed request.
         return {"BACKEND": "registry.cache.RegistryRedisCache", "LOCATION": url,
                 "KEY_PREFIX": _CACHE_KEY_PREFIX,
-                "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 1.0,
-                            "FORGET_MISSED_WRITES": forget_missed_writes}}
+                "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 1.0}}
     return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": name}
 
 
-# The sessions and accounts (default) delete after an outage what they could not write
-# during it; the public cache's keys name their content's generation, so need not.
-CACHES = {"default": _cache(REDIS_URL, "default", forget_missed_writes=True),
-          "public": _cache(CACHE_URL, "public", forget_missed_writes=False)}
+# The counts (rate limits, log-in throttling) and the public pages, each its own Redis.
+CACHES = {"default": _cache(REDIS_URL, "default"), "public": _cache(CACHE_URL, "public")}
 
 # Celery: a real broker when one is configured, otherwise tasks run in-process.
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
@@ -261,6 +262,10 @@ CELERY_BEAT_SCHEDULE = {
     "requeue-undelivered-mail": {
         "task": "registry.review.tasks.requeue_undelivered_mail_task",
         "schedule": 60.0,
+    },
+    "clear-expired-sessions": {
+        "task": "registry.accounts.tasks.clear_expired_sessions_task",
+        "schedule": 24 * 60 * 60.0,
     },
 }
 # Where sync_iana reads IANA's registry; empty (the default) turns the daily sync off.
@@ -358,10 +363,11 @@ if EXPORT_ACCEL_REDIRECT and not re.fullmatch(r"(?:/(?!\.+/)[A-Za-z0-9_.-]+)+/",
         f"EXPORT_ACCEL_REDIRECT is a path such as /_exports/ (with both slashes), not "
         f"{EXPORT_ACCEL_REDIRECT!r}")
 
-# Sessions read from the cache (Redis in production) and written through to the
-# database: a signed-in request costs no session query, and a session stays revocable
-# (logout, password change), which a signed-cookie session would not be.
-SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+# Sessions in the database, each with its account's id: a signed-in request reads its
+# session and account in the registry generation's query (registry/accounts/signed_in.py),
+# and a session stays revocable (logout, password change), which a signed-cookie
+# session would not be.
+SESSION_ENGINE = "registry.accounts.sessions"
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]

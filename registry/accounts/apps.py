@@ -8,33 +8,16 @@ class AccountsConfig(AppConfig):
     verbose_name = "Accounts and roles"
 
     def ready(self) -> None:
-        from django.contrib.auth.models import Group
-        from django.db.models.signals import m2m_changed, post_delete, post_save, pre_delete
+        from django.db.models.signals import m2m_changed, post_save
 
         from registry.accounts.models import User
-        from registry.accounts.signals import (
-            account_deleted,
-            account_groups_changed,
-            account_saved,
-            expert_changed,
-            group_changed,
-            roles_changed,
-        )
+        from registry.accounts.signals import expert_changed, roles_changed
 
         # The registry page names the designated experts: a change of role or of an
         # expert's name moves the registry generation (registry/namespaces/public_cache.py).
         m2m_changed.connect(roles_changed, sender=User.groups.through,
                             dispatch_uid="registry-roles-changed")
         post_save.connect(expert_changed, sender=User, dispatch_uid="registry-expert-changed")
-        # A signed-in request reads its account from the cache (accounts/signed_in.py):
-        # every change of what that entry holds forgets it.
-        post_save.connect(account_saved, sender=User, dispatch_uid="registry-account-saved")
-        post_delete.connect(account_deleted, sender=User,
-                            dispatch_uid="registry-account-deleted")
-        m2m_changed.connect(account_groups_changed, sender=User.groups.through,
-                            dispatch_uid="registry-account-groups")
-        post_save.connect(group_changed, sender=Group, dispatch_uid="registry-group-saved")
-        pre_delete.connect(group_changed, sender=Group, dispatch_uid="registry-group-deleted")
 
         from registry.accounts.roles import sync_role_groups
 

@@ -5,6 +5,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser, UserManager
+from django.contrib.sessions.base_session import AbstractBaseSession
 from django.db import models
 from django.utils import timezone
 
@@ -206,3 +207,21 @@ class AccountMail(models.Model):
 
     def __str__(self) -> str:
         return f"{self.template} to {self.to} ({self.get_state_display().lower()})"
+
+
+class AccountSession(AbstractBaseSession):
+    """A session, with the id of the account signed in to it (none before a log-in):
+    a signed-in request reads its session, its account and the registry generation in
+    one query (registry/accounts/signed_in.py). Deleting an account deletes its sessions."""
+
+    account = models.ForeignKey(User, null=True, blank=True, on_delete=models.CASCADE,
+                                related_name="+")
+
+    @classmethod
+    def get_session_store_class(cls):
+        from registry.accounts.sessions import SessionStore
+
+        return SessionStore
+
+    class Meta:
+        verbose_name = "session"

@@ -1,50 +1,36 @@
-"""The signed-in person of a request, read once from the cache with their navigation.
+"""The signed-in person of a request, read in the registry generation's query.
 
-A signed-in request reads its session from the cache (``cached_db``) and then, from
-the same cache, one small entry per account (``account:...:<user id>``): the user's
-columns (never the password hash), their role groups, the session auth hash of
-their password and their navigation bar rendered once (``_nav.html``, with marks
-where the request's CSRF token and the page's search text go). So a warm signed-in
-page costs no SQL query of its own and renders no template for the navigation.
+Every page reads the registry generation (namespaces/public_cache.py), one indexed row.
+For a request with a session cookie that same query (``visitor_sql``) reads the session
+row, the account its session names (``AccountSession.account``, sessions.py) and the
+account's role groups: a signed-in page makes one round trip to the database, as an
+anonymous one does, and reads no cache.
 
 Security is Django's: the session's auth hash must equal the account's, compared in
-constant time; anything else (no entry, an inactive or deleted account, a hash that
-differs, a session of another backend) is decided by ``django.contrib.auth.get_user``
-from the database, and a session whose account cannot sign in is flushed. The
-password column is deferred on the cached user: reading it (a password form) loads
-it from the database, and saving the user never writes it back unread.
-
-Every write that changes what the entry holds forgets it (``forget_account``, called
-by the receivers in signals.py on a user's save, a change of their groups, a group's
-rename or deletion): at once, and again at commit, as a *tombstone* kept for
-``QUIET_SECONDS`` (longer than a request may run) during which the account is read
-from the database and not cached. So a request that read the old row before the
-change committed cannot put it back. A write that bypasses the model's signals
-(``QuerySet.update``) must call ``forget_account`` itself.
-
-An entry lives ``ACCOUNT_SECONDS`` (five minutes) at most. Forgetting it can fail: a
-delete missed while the Redis is away is owed only in the memory of the process that
-missed it (registry/cache.py), and lost if that process dies; a role taken away then
-still shows, and still lets in, until the entry expires. The price of the bound is one
-SQL read per signed-in account every five minutes.
+constant time; anything else (no account, an inactive one, a hash that differs, a
+session of another backend) is decided by ``django.contrib.auth.get_user``, and a session
+whose account cannot sign in is flushed. Nothing is kept between requests but each
+account's navigation bar, rendered once per process for what it shows
+(``_navigations``): keyed by the account's columns, groups and the release, so a change
+shows at the next request without anyone being told.
 """
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass
+import json
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from django.conf import settings
 from django.contrib import auth
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.auth.middleware import AuthenticationMiddleware
-from django.core.cache import caches
-from django.db import transaction
+from django.db import connection
 from django.http import HttpRequest
 from django.middleware.csrf import get_token
 from django.template.loader import render_to_string
-from django.utils.connection import ConnectionProxy
+from django.utils import timezone
 from django.utils.crypto import constant_time_compare
 from django.utils.functional import SimpleLazyObject
 from django.utils.html import escape
@@ -52,111 +38,142 @@ from django.utils.html import escape
 from registry.accounts.roles import can_use_staff_pages, role_label
 from registry.release import current_release
 
-cache: Any = ConnectionProxy(caches, "default")  # where the sessions are
-
-# How long an entry lives: the bound on a change whose forgetting was lost (above).
-ACCOUNT_SECONDS = 5 * 60
-# After a change the account is not cached for this long: more than a request may
-# take (gunicorn's timeout), so no request that read the row before the change
-# committed can store it afterwards.
-QUIET_SECONDS = 60
-_TOMBSTONE = "changed"
-# Where the request's parts go in a cached navigation. A NUL cannot reach the page
-# from any field (Django's form fields refuse it) and escaping leaves it alone.
+# Where the request's parts go in a kept navigation. A NUL cannot reach the page from
+# any field (Django's form fields refuse it) and escaping leaves it alone.
 CSRF_MARK = "\x00csrf\x00"
 QUERY_MARK = "\x00q\x00"
 NAV_TEMPLATE = "_nav.html"
+NAVIGATIONS_KEPT = 1024  # accounts' navigation bars per process (a few KB each)
+# Columns a navigation never shows: a change of them keeps the rendered bar.
+_NOT_SHOWN = {"password", "last_login"}
+_SQL: dict[str, str] = {}  # the visitor query, by database vendor
 
 
-@dataclass
-class Account:
-    user: Any  # registry.accounts.models.User, its password deferred
-    session_hash: str
-    navigation: str
+def visitor_sql(generation_table: str, generation_columns: tuple[str, ...]) -> str:
+    """The one query of a request with a session: the generation row's columns, then
+    the session's data, the account's columns (its password hash too, for the session
+    auth hash) and its role groups; parameters: the session key and the time now.
+    Left joins: a row comes back (generation NULLs on an empty registry) whatever is
+    missing."""
+    from django.contrib.auth.models import Group
+
+    from registry.accounts.models import AccountSession, User
+
+    vendor = connection.vendor
+    if vendor not in _SQL:
+        # Identifiers only, from the models' metadata: no value of a request.
+        quote = connection.ops.quote_name
+        member = User.groups.through._meta
+        names = (f"SELECT gr.{quote('name')} FROM {quote(member.db_table)} ug "  # noqa: S608
+                 f"JOIN {quote(Group._meta.db_table)} gr ON gr.id = ug.{quote('group_id')} "
+                 f"WHERE ug.{quote('user_id')} = u.id")
+        groups = (f"ARRAY({names})" if vendor == "postgresql"
+                  else f"(SELECT json_group_array(n.{quote('name')}) FROM ({names}) n)")  # noqa: S608
+        _SQL[vendor] = (
+            "SELECT " + ", ".join(f"g.{quote(name)}" for name in generation_columns)
+            + ", s.session_data, "
+            + ", ".join(f"u.{quote(str(field.column))}" for field in User._meta.concrete_fields)
+            + f", {groups} "
+            "FROM (SELECT 1 AS one) AS anchor "
+            f"LEFT JOIN {quote(generation_table)} g ON g.id = 1 "
+            f"LEFT JOIN {quote(AccountSession._meta.db_table)} s "
+            "ON s.session_key = %s AND s.expire_date > %s "
+            f"LEFT JOIN {quote(User._meta.db_table)} u "
+            "ON u.id = s.account_id AND u.is_active")
+    return _SQL[vendor]
 
 
-def _key(user_id: object) -> str:
-    # The release: a deploy renders the navigation anew. The secret key's digest: a
-    # new SECRET_KEY makes new session hashes, never compared with the old ones.
-    secret = hashlib.sha256(settings.SECRET_KEY.encode()).hexdigest()[:8]
-    return f"account:{secret}:{current_release()}:{user_id}"
+_CONVERTERS: dict[str, tuple[list[str], list[tuple[Any, list]]]] = {}
 
 
-def _columns() -> list[str]:
+def _account_columns() -> tuple[list[str], list[tuple[Any, list]]]:
+    """The account's attribute names, and each column with the converters the ORM
+    applies to it on this database (SQLite's text dates, its integer booleans)."""
     from registry.accounts.models import User
 
-    return [field.attname for field in User._meta.concrete_fields if field.attname != "password"]
+    if connection.vendor not in _CONVERTERS:
+        fields = User._meta.concrete_fields
+        columns = [field.get_col(User._meta.db_table) for field in fields]
+        _CONVERTERS[connection.vendor] = (
+            [field.attname for field in fields],
+            [(column, connection.ops.get_db_converters(column)
+              + column.get_db_converters(connection)) for column in columns])
+    return _CONVERTERS[connection.vendor]
 
 
-def _entry(user: Any) -> dict[str, Any]:
-    groups = sorted(user.groups.values_list("name", flat=True))
-    user._role_cache = set(groups)
-    return {"columns": _columns(), "values": [getattr(user, name) for name in _columns()],
-            "groups": groups, "session_hash": user.get_session_auth_hash(),
-            "navigation": render_navigation(user)}
+def _prepared_cursor() -> Any:
+    """On PostgreSQL a cursor that binds its parameters on the server, so the visitor
+    query is prepared once per connection (``prepare_threshold`` in settings.py) instead
+    of planned on every request: 50 us instead of 250 (docs/benchmarks.md). Wrapped as
+    Django wraps its own, so it is logged, counted and its errors are Django's."""
+    if connection.vendor != "postgresql":
+        return connection.cursor()
+    from django.db.backends.postgresql.base import ServerBindingCursor
+
+    connection.ensure_connection()
+    binding: Any = ServerBindingCursor  # psycopg's Cursor, which django-stubs types apart
+    cursor = binding(connection.connection)
+    return (connection.make_debug_cursor(cursor) if connection.queries_logged
+            else connection.make_cursor(cursor))
 
 
-def _account(entry: dict[str, Any]) -> Account:
-    from registry.accounts.models import User
-
-    user = User.from_db("default", entry["columns"], entry["values"])  # password deferred
-    user._role_cache = set(entry["groups"])
-    return Account(user, entry["session_hash"], entry["navigation"])
-
-
-def account_of(user_id: object) -> Account | None:
-    """The active account ``user_id`` from the cache, else from the database (and then
-    cached, unless it changed within QUIET_SECONDS); None if it cannot sign in."""
-    from registry.accounts.models import User
-
-    key = _key(user_id)
-    found = cache.get(key)
-    if isinstance(found, dict):
-        return _account(found)
-    user = User._default_manager.filter(pk=user_id, is_active=True).first()
-    if user is None:
-        return None
-    entry = _entry(user)
-    if found is None:
-        cache.add(key, entry, ACCOUNT_SECONDS)  # never over a tombstone
-    return _account(entry)
-
-
-def forget_account(user_id: object) -> None:
-    """The account changed: its entry is dropped now and again when the change commits."""
-    key = _key(user_id)
-
-    def bury() -> None:
-        cache.set(key, _TOMBSTONE, QUIET_SECONDS)
-
-    bury()
-    transaction.on_commit(bury, robust=True)
-
-
-def signed_in_user(request: HttpRequest) -> Any:
-    """``request.user``: from the account cache when the session's hash matches, else
-    as ``django.contrib.auth.get_user`` decides (and a session it refuses is flushed)."""
+def read_visitor(request: HttpRequest, generation_table: str,
+                 generation_columns: tuple[str, ...]) -> tuple | None:
+    """Runs the visitor query for ``request`` (whose session key is valid), keeps its
+    session and account on the request for ``signed_in_user`` and returns the
+    generation's columns (None: no session key to read)."""
     from registry.accounts.models import User
 
     session = request.session
+    key = session.session_key
+    if not key:
+        return None
+    with _prepared_cursor() as cursor:
+        cursor.execute(visitor_sql(generation_table, generation_columns), [key, timezone.now()])
+        row = cursor.fetchone()
+    width = len(generation_columns)
+    session.preload(row[width])  # type: ignore[attr-defined]  # sessions.SessionStore
+    values = list(row[width + 1:-1])
+    account = None
+    if values[0] is not None:
+        names, columns = _account_columns()
+        for index, (column, converters) in enumerate(columns):
+            for convert in converters:
+                values[index] = convert(values[index], column, connection)
+        account = User.from_db(connection.alias, names, values)
+        groups = row[-1]
+        account._role_cache = set(json.loads(groups) if isinstance(groups, str) else groups)
+    request._visitor_account = account  # type: ignore[attr-defined]
+    return row[:width]
+
+
+def signed_in_user(request: HttpRequest) -> Any:
+    """``request.user``: the account the visitor query read, when the session names it
+    and its auth hash matches; else as ``django.contrib.auth.get_user`` decides (and a
+    session it refuses is flushed)."""
+    from registry.namespaces.public_cache import current_generation
+
+    session = request.session
+    if settings.SESSION_COOKIE_NAME in request.COOKIES:
+        current_generation(request)  # reads the visitor with it, once per request
     try:
-        user_id = User._meta.pk.to_python(session[SESSION_KEY])
+        user_id = session[SESSION_KEY]
         backend = session[BACKEND_SESSION_KEY]
         session_hash = session[HASH_SESSION_KEY]
     except KeyError:
         return auth.get_user(request)
-    if backend in settings.AUTHENTICATION_BACKENDS:
-        account = account_of(user_id)
-        if account is not None and constant_time_compare(session_hash, account.session_hash):
-            account.user._navigation = account.navigation
-            return account.user
+    account = getattr(request, "_visitor_account", None)
+    if (account is not None and str(account.pk) == str(user_id)
+            and backend in settings.AUTHENTICATION_BACKENDS
+            and constant_time_compare(session_hash, account.get_session_auth_hash())):
+        return account
     user = auth.get_user(request)
     if not user.is_authenticated and SESSION_KEY in session:
         session.flush()  # an account deactivated or deleted: signed out
     return user
 
 
-class CachedAuthenticationMiddleware(AuthenticationMiddleware):
+class VisitorAuthenticationMiddleware(AuthenticationMiddleware):
     """Django's AuthenticationMiddleware, with ``request.user`` from ``signed_in_user``
     (a subclass: the admin's checks ask for Django's)."""
 
@@ -173,13 +190,14 @@ class CachedAuthenticationMiddleware(AuthenticationMiddleware):
 
 # --- the navigation ---------------------------------------------------------------------
 
-_anonymous_navigation: dict[str, str] = {}  # by release, in this process
+_navigations: OrderedDict[tuple, str] = OrderedDict()  # newest last, NAVIGATIONS_KEPT
+_navigations_lock = threading.Lock()
 
 
 def navigation_context(user: Any) -> dict[str, Any]:
     """What the navigation offers ``user`` (signed in or not), as the policy answers it:
     the pages of the workflow (registry.review.workflow) and the staff pages (roles.py).
-    ``_nav.html`` asks these values and decides nothing; the cached navigation and the
+    ``_nav.html`` asks these values and decides nothing; the kept navigation and the
     context processor both build them here."""
     from registry.review import workflow
 
@@ -200,19 +218,34 @@ def render_navigation(user: Any) -> str:
     })
 
 
+def _shown(user: Any) -> tuple:
+    """Everything the navigation of ``user`` is made from: the release, the account's
+    columns (but those it never shows) and its groups."""
+    if not user.is_authenticated:
+        return (current_release(),)
+    roles = getattr(user, "_role_cache", None)
+    if roles is None:
+        roles = user._role_cache = set(user.groups.values_list("name", flat=True))
+    return (current_release(), tuple(sorted(roles)),
+            *((field.attname, getattr(user, field.attname))
+              for field in user._meta.concrete_fields if field.attname not in _NOT_SHOWN))
+
+
 def navigation(request: HttpRequest, search_query: str = "") -> str:
-    """The navigation bar for this request: the account's cached one (or, for a visitor
-    not signed in, this process's), with the request's CSRF token and the search text."""
+    """The navigation bar for this request: rendered once per process for what it shows,
+    with the request's CSRF token and the search text put in."""
     user = request.user
-    if user.is_authenticated:
-        html = getattr(user, "_navigation", None)
-        if html is None:  # a user not read through the account cache (a test's)
-            html = render_navigation(user)
-    else:
-        release = current_release()
-        html = _anonymous_navigation.get(release)
-        if html is None:
-            html = _anonymous_navigation[release] = render_navigation(user)
+    key = _shown(user)
+    with _navigations_lock:
+        html = _navigations.get(key)
+        if html is not None:
+            _navigations.move_to_end(key)
+    if html is None:
+        html = render_navigation(user)
+        with _navigations_lock:
+            _navigations[key] = html
+            while len(_navigations) > NAVIGATIONS_KEPT:
+                _navigations.popitem(last=False)
     if CSRF_MARK in html:
         html = html.replace(CSRF_MARK, get_token(request))
     return html.replace(QUERY_MARK, escape(search_query or ""))

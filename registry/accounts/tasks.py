@@ -13,3 +13,11 @@ def send_account_mail_task(self, mail_pk: int) -> str:
     if delivery.retry_in is not None:
         raise self.retry(countdown=delivery.retry_in, max_retries=None)
     return delivery.state
+
+
+@shared_task
+def clear_expired_sessions_task() -> None:
+    """Delete the sessions past their expiry, as Django's ``clearsessions`` (daily)."""
+    from registry.accounts.sessions import SessionStore
+
+    SessionStore.clear_expired()

@@ -54,12 +54,14 @@ from django.contrib.messages import get_messages
 from django.core.cache import caches
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
+from django.middleware.csrf import get_token
 from django.template.loader import render_to_string
 from django.utils.cache import patch_vary_headers
 from django.utils.connection import ConnectionProxy
 from django.utils.http import http_date, parse_http_date_safe
 
-from registry.accounts.signed_in import navigation
+from registry.accounts.roles import can_use_staff_pages
+from registry.accounts.signed_in import navigation, read_visitor
 from registry.http_semantics import (
     GZIP,
     negotiate_encoding,
@@ -73,8 +75,8 @@ from registry.unavailable import DATABASE_AWAY
 
 cache: Any = ConnectionProxy(caches, "public")
 
-# Slots every page has (the navigation, from the account cache: accounts/signed_in.py,
-# and these); a page adds its own with build()["slots"].
+# Slots every page has (the navigation, kept per account: accounts/signed_in.py, and
+# these); a page adds its own with build()["slots"].
 SLOT_TEMPLATES = {
     "messages": "_messages.html",
     "holder": "namespaces/_holder_actions.html",
@@ -89,11 +91,9 @@ _KEPT_HEADERS = ("Content-Type", "Content-Disposition")
 
 
 # RegistryGeneration's one row (its table name is Django's default for the model).
-_GENERATION_SQL = (
-    "SELECT token, number, changed_at, real_change_at, exports_number "
-    "FROM namespaces_registrygeneration "
-    "WHERE id = 1"
-)
+GENERATION_TABLE = "namespaces_registrygeneration"
+GENERATION_COLUMNS = ("token", "number", "changed_at", "real_change_at", "exports_number")
+_GENERATION_SQL = f"SELECT {', '.join(GENERATION_COLUMNS)} FROM {GENERATION_TABLE} WHERE id = 1"  # noqa: S608
 
 
 @dataclass(frozen=True)
@@ -106,15 +106,24 @@ class Generation:
 
 
 def current_generation(request: HttpRequest | None = None) -> Generation:
-    """The registry generation: one indexed one-row query, once per request. While the
-    database is away, for a visitor who only reads, the one remembered (``_remembered``)."""
+    """The registry generation: one indexed one-row query, once per request; for a
+    request with a session, the query that also reads its session and account
+    (registry/accounts/signed_in.py). While the database is away, for a visitor who
+    only reads, the one remembered (``_remembered``)."""
     memo = getattr(request, "_registry_generation", None)
     if memo is not None:
         return memo
     try:
-        with connection.cursor() as cursor:  # on every request: no ORM compilation
-            cursor.execute(_GENERATION_SQL)
-            row = cursor.fetchone()
+        row = None
+        if (request is not None and hasattr(request, "session")
+                and settings.SESSION_COOKIE_NAME in request.COOKIES):
+            row = read_visitor(request, GENERATION_TABLE, GENERATION_COLUMNS)
+        if row is None:
+            with connection.cursor() as cursor:  # on every request: no ORM compilation
+                cursor.execute(_GENERATION_SQL)
+                row = cursor.fetchone()
+        elif row[0] is None:
+            row = None  # an empty registry: no generation row to join
     except DATABASE_AWAY:
         remembered = _remembered(request)
         if remembered is None:
@@ -373,15 +382,21 @@ def _anonymous_response(request: HttpRequest, whole: dict[str, Any]) -> HttpResp
 def _render_slot(request: HttpRequest, name: str, context: dict) -> str:
     # A visitor without a session reaches this once per page and generation in a
     # process: public_page keeps the finished page for the next such visitor.
-    if name == "nav":  # the account's cached navigation (registry/accounts/signed_in.py)
+    if name == "nav":  # the visitor's navigation (registry/accounts/signed_in.py)
         return navigation(request, context.get("search_query", ""))
     if name == "messages" and not len(get_messages(request)):
         return ""  # nothing to say: no template to render
     if name == "holder":
-        if not request.user.is_authenticated:
+        # The template offers the staff pages and, to the holder, a new version: for any
+        # other visitor it is empty, so it is not rendered.
+        user = request.user
+        staff = can_use_staff_pages(user)
+        is_holder = user.is_authenticated and context.get("holder_id") == user.pk
+        if not (staff or is_holder):
             return ""
-        if context.get("holder_id") == request.user.pk:
-            context = {**context, **_holder_context(request, context)}
+        context = {**context, "can_use_staff_pages": staff, "csrf_token": get_token(request),
+                   **(_holder_context(request, context) if is_holder else {})}
+        return render_to_string(SLOT_TEMPLATES[name], context)
     if name == "workload":
         from django.utils import timezone
 

@@ -1,19 +1,17 @@
-"""A signed-in request reads its account (user, roles, session hash, navigation) from
-the cache: no SQL of its own when nothing changed, and every change of what the
+"""A signed-in request reads its session and account (user, roles) in the registry
+generation's query: no SQL of its own, no cache, and every change of what the
 navigation shows, or of what lets the session in, is seen by the next request."""
 
 import pytest
 from django.contrib.auth import SESSION_KEY
 from django.contrib.auth.models import Group
-from django.core.cache import caches
 from django.test import Client
 from lxml import html as lxml_html
 
-from registry.accounts import signed_in as account_cache
+from registry.accounts import signed_in as signed_in_module
 from registry.accounts.actions import role_grant, role_revoke, user_recognize, user_update_profile
-from registry.accounts.models import User
+from registry.accounts.models import AccountSession, User
 from registry.accounts.roles import EXPERT, STAFF
-from registry.accounts.signed_in import QUIET_SECONDS, _key, account_of, forget_account
 
 PAGES = ["/", "/requests/review/", "/search/?q=isbn"]  # cached public pages
 ROLE = "//nav//*[@data-role]"
@@ -163,64 +161,68 @@ def test_a_password_set_outside_a_request_signs_everyone_out(signed_in_client, r
     assert not signed_in(signed_in_client)
 
 
-def test_the_cache_holds_no_password_and_a_cached_user_never_writes_one(registrant):
+def test_the_session_row_names_its_account_from_log_in_to_log_out(client, registrant):
+    client.force_login(registrant)
+    key = client.session.session_key
+    assert AccountSession.objects.get(session_key=key).account_id == registrant.pk
+    client.post("/accounts/logout/")
+    assert not AccountSession.objects.filter(session_key=key).exists()
+    client.get("/")
+    assert not AccountSession.objects.filter(account_id=registrant.pk).exists()
+
+
+def test_a_session_row_naming_another_account_signs_in_only_its_own(
+        signed_in_client, registrant, expert):
+    # The row's account only joins the query; the session's own data decides who it is.
+    AccountSession.objects.update(account_id=expert.pk)
+    assert role_of(signed_in_client) == "registrant"
+    assert "registrant@example.org" in nav(signed_in_client).text_content()
+
+
+def test_an_expired_session_is_signed_out(signed_in_client):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    assert signed_in(signed_in_client)
+    AccountSession.objects.update(expire_date=timezone.now() - timedelta(seconds=1))
+    assert not signed_in(signed_in_client)
+
+
+def test_deleting_an_account_deletes_its_sessions(signed_in_client, registrant):
+    assert AccountSession.objects.filter(account_id=registrant.pk).exists()
+    User.objects.filter(pk=registrant.pk).delete()
+    assert not AccountSession.objects.filter(account_id=registrant.pk).exists()
+    assert not signed_in(signed_in_client)
+
+
+def test_the_account_read_with_its_session_saves_as_it_was_read(signed_in_client, registrant):
     registrant.set_password("kept-password-4")
     registrant.save()
-    caches["default"].clear()
-    account = account_of(registrant.pk)
-    entry = caches["default"].get(_key(registrant.pk))
-    assert "password" not in entry["columns"]
-    assert registrant.password not in repr(entry)
-    assert "password" in account.user.get_deferred_fields()
-    account.user.first_name = "Saved"
-    account.user.save()
+    signed_in_client.force_login(registrant)
+    response = signed_in_client.get("/")
+    user = response.wsgi_request.user
+    user.first_name = "Saved"
+    user.save()
     fresh = User.objects.get(pk=registrant.pk)
     assert fresh.first_name == "Saved" and fresh.check_password("kept-password-4")
+    assert fresh.date_joined == registrant.date_joined
 
 
-def test_a_change_keeps_the_account_out_of_the_cache_for_a_while(
-        registrant, django_assert_num_queries):
-    caches["default"].clear()
-    account_of(registrant.pk)
-    with django_assert_num_queries(0):
-        account_of(registrant.pk)
-    forget_account(registrant.pk)
-    # A request that read the row before the change committed cannot store it: the
-    # entry stays a tombstone for QUIET_SECONDS and the account is read each time.
-    assert caches["default"].get(_key(registrant.pk)) == "changed"
-    assert QUIET_SECONDS >= 30  # gunicorn's timeout: no request outlives it
-    for _ in range(2):
-        with django_assert_num_queries(2):  # the user and their groups
-            assert account_of(registrant.pk).user.pk == registrant.pk
-
-
-def test_a_cached_account_expires_within_five_minutes(registrant, monkeypatch):
-    # A forgetting missed while the Redis was away is owed only in one process's memory
-    # (registry/cache.py): the entry's lifetime bounds how long a role taken away lasts
-    # if that process dies.
-    stored = []
-    real = account_cache.cache
-
-    class Recording:
-        def __getattr__(self, name):
-            return getattr(real, name)
-
-        def add(self, key, value, timeout):
-            stored.append((key, timeout))
-            return real.add(key, value, timeout)
-
-    monkeypatch.setattr(account_cache, "cache", Recording())
-    caches["default"].clear()
-    account_of(registrant.pk)
-    assert stored == [(_key(registrant.pk), account_cache.ACCOUNT_SECONDS)]
-    assert 0 < account_cache.ACCOUNT_SECONDS <= 5 * 60
-
-
-def test_an_inactive_or_unknown_account_is_not_cached(registrant):
-    assert account_of(10**9) is None
-    registrant.is_active = False
-    registrant.save()
-    assert account_of(registrant.pk) is None
+def test_a_navigation_is_rendered_once_per_process_for_what_it_shows(
+        signed_in_client, registrant, monkeypatch):
+    rendered = []
+    real = signed_in_module.render_navigation
+    monkeypatch.setattr(signed_in_module, "render_navigation",
+                        lambda user: rendered.append(user.pk) or real(user))
+    signed_in_module._navigations.clear()
+    for path in PAGES:
+        nav(signed_in_client, path)
+    assert rendered == [registrant.pk]
+    user_update_profile(user=registrant, changes={"first_name": "Renamed"}, reason="Typo.",
+                        actor=None)
+    assert "Renamed" in nav(signed_in_client).xpath(WHO)[0].text_content()
+    assert rendered == [registrant.pk, registrant.pk]
 
 
 def test_the_anonymous_navigation_offers_log_in(client, db):

@@ -48,12 +48,13 @@ def wait_until(condition, timeout: float, what: str, step: float = 0.05) -> floa
 
 
 def signed_in_session(user) -> str:
-    """The key of a new signed-in session of ``user``, written to the database only (as
-    after a cache loss)."""
-    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
-    from django.contrib.sessions.backends.db import SessionStore
+    """The key of a new signed-in session of ``user``, written by the site's own session
+    engine."""
+    from importlib import import_module
 
-    session = SessionStore()
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+
+    session = import_module(settings.SESSION_ENGINE).SessionStore()
     session[SESSION_KEY] = str(user.pk)
     session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
     session[HASH_SESSION_KEY] = user.get_session_auth_hash()

@@ -1,7 +1,7 @@
 """A Redis stopped under load: the site answers without it, slower and correct.
 
 Two Redis, as production has them: the public cache (CACHE_URL) and the one of
-REDIS_URL (sessions' cache, accounts, rate limits, the Celery broker). Each is killed
+REDIS_URL (rate limits, log-in throttling, the Celery broker). Each is killed
 in turn while clients read anonymous and signed-in pages; nothing answers 500, every
 answer carries the security headers, and the site uses the Redis again once it is
 back, without a hand step."""
@@ -94,9 +94,9 @@ def test_the_public_cache_redis_killed_under_load(
         "statuses": statuses(answers), "during": statuses(outage)})
 
 
-def test_the_sessions_and_broker_redis_killed(
+def test_the_counts_and_broker_redis_killed(
         test_database_url, redis_servers, gunicorn_servers, tmp_path):
-    """Sessions come from the database; a write that queues mail commits and answers,
+    """Sessions are the database's; a write that queues mail commits and answers,
     its mail waiting in the outbox; search fails open; comments and log-in fail closed
     with a 503 and write nothing."""
     cache, main = redis_servers(), redis_servers()
@@ -147,7 +147,7 @@ def test_the_sessions_and_broker_redis_killed(
                                      body="After the outage.", audience="public"))
         return answer.status == 302
     recovery = wait_until(comment_posted, 10, "a comment after the Redis came back", 0.2)
-    report("sessions/broker Redis killed", {
+    report("counts/broker Redis killed", {
         "requests": len(answers), "statuses": statuses(answers),
         "submit": submit.status, "comment": comment.status, "log-in": login.status,
         "search": [answer.status for answer in searches],

@@ -10,6 +10,7 @@ import time
 
 import pytest
 from django.db import transaction
+from django.urls import reverse
 from lxml import html as lxml_html
 
 from registry.namespaces.actions import (
@@ -122,11 +123,22 @@ def test_only_the_holder_sees_the_new_version_button(client, staff, registrant,
         tree = lxml_html.fromstring(client.get("/namespaces/heldns/").content)
         return tree.xpath("//form[@action='/requests/new/']//input[@name='revises']")
 
-    assert not buttons()
+    def staff_links():
+        tree = lxml_html.fromstring(client.get("/namespaces/heldns/").content)
+        record = reverse("namespaces:staff-namespace", args=["heldns"])
+        return tree.xpath(f"//main//a[@href='{record}']")
+
+    assert not buttons() and not staff_links()
     client.force_login(other_registrant)
-    assert not buttons()
+    assert not buttons() and not staff_links()
     client.force_login(registrant)
     assert [b.get("value") for b in buttons()] == ["heldns"]
+    token = lxml_html.fromstring(client.get("/namespaces/heldns/").content).xpath(
+        "//form[@action='/requests/new/']//input[@name='csrfmiddlewaretoken']")
+    assert token and token[0].get("value")
+    assert not staff_links()
+    client.force_login(staff)
+    assert staff_links() and not buttons()
 
 
 def test_the_search_box_keeps_the_query_on_a_cached_page(client, registry):

@@ -19,18 +19,18 @@ def site_root() -> str:
 
 @register.simple_tag(takes_context=True)
 def navigation(context: template.Context) -> str:
-    """The navigation bar: the account's cached one for a request
+    """The navigation bar: the visitor's, kept per process for a request
     (registry/accounts/signed_in.py), else ``_nav.html`` rendered in this context."""
     from django.template.loader import render_to_string
     from django.utils.safestring import mark_safe
 
     from registry.accounts.signed_in import NAV_TEMPLATE
-    from registry.accounts.signed_in import navigation as cached_navigation
+    from registry.accounts.signed_in import navigation as visitor_navigation
 
     request = context.get("request")
     if request is None or not hasattr(request, "user"):  # a page rendered without one
         return render_to_string(NAV_TEMPLATE, cast("dict[str, Any]", context.flatten()))
-    return mark_safe(cached_navigation(request, context.get("search_query") or ""))  # noqa: S308
+    return mark_safe(visitor_navigation(request, context.get("search_query") or ""))  # noqa: S308
 
 
 @register.filter
