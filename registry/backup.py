@@ -77,7 +77,8 @@ DERIVED: dict[str, str] = {
     "auth.permission": "written by migrate",
     "auth.group_permissions": "the roles' permissions, written by migrate "
                               "(registry.accounts.roles.GROUP_PERMISSIONS)",
-    "sessions.session": "sign-ins: people sign in again (and a session is a secret)",
+    "sessions.session": "Django's own sessions table, no longer written (accounts.accountsession)",
+    "accounts.accountsession": "sign-ins: people sign in again (and a session is a secret)",
     "namespaces.registrygeneration": "the public cache's generation, new per database; "
                                      "the registry's change date it carries is kept in "
                                      "the backup's registry_changed_at",
