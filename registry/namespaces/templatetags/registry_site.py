@@ -1,6 +1,6 @@
 """The site's own absolute address in pages (rel=canonical), from SITE_URL: never from
 the Host a request names, since public pages are cached and shared (public_cache);
-and the navigation bar, from the account cache."""
+and the navigation bar, kept per account in each process."""
 
 from __future__ import annotations
 
