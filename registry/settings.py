@@ -137,10 +137,12 @@ if IS_POSTGRES:
     # An unreachable server is a 503 within seconds, not a request hung until gunicorn's
     # timeout (registry/unavailable.py); ?connect_timeout= in DATABASE_URL overrides it.
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 3)
-    # Prepared on its first run in a connection: only the statements of a cursor that
-    # binds its parameters on the server, which is the visitor query's alone
-    # (registry/accounts/signed_in.py); Django's cursors bind on the client, never prepared.
-    DATABASES["default"]["OPTIONS"].setdefault("prepare_threshold", 0)
+    # Prepared on its first run in a kept connection: only the statements of a cursor
+    # that binds its parameters on the server, which is the visitor query's alone
+    # (registry/accounts/signed_in.py); Django's cursors bind on the client, never
+    # prepared. A connection closed after each request would pay a round trip for it.
+    if DATABASES["default"].get("CONN_MAX_AGE"):
+        DATABASES["default"]["OPTIONS"].setdefault("prepare_threshold", 0)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "accounts.User"

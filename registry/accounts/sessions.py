@@ -4,14 +4,22 @@ request's one query can join the account to its session (signed_in.py)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.contrib.auth import SESSION_KEY
 from django.contrib.sessions.backends.db import SessionStore as DatabaseSessionStore
 from django.core.exceptions import ValidationError
 
+# What Django makes (32 of [a-z0-9]), with room to spare: any other cookie value, a NUL
+# the database would refuse among them, is no session.
+_KEY = re.compile(r"[a-z0-9]{8,40}")
+
 
 class SessionStore(DatabaseSessionStore):
+    def _validate_session_key(self, key: str | None) -> bool:
+        return bool(key) and _KEY.fullmatch(key or "") is not None
+
     @classmethod
     def get_model_class(cls) -> Any:
         from registry.accounts.models import AccountSession

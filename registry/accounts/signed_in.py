@@ -26,7 +26,7 @@ from django.conf import settings
 from django.contrib import auth
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.auth.middleware import AuthenticationMiddleware
-from django.db import connection
+from django.db import NotSupportedError, connection
 from django.http import HttpRequest
 from django.middleware.csrf import get_token
 from django.template.loader import render_to_string
@@ -46,7 +46,7 @@ NAV_TEMPLATE = "_nav.html"
 NAVIGATIONS_KEPT = 1024  # accounts' navigation bars per process (a few KB each)
 # Columns a navigation never shows: a change of them keeps the rendered bar.
 _NOT_SHOWN = {"password", "last_login"}
-_SQL: dict[str, str] = {}  # the visitor query, by database vendor
+_SQL: dict[tuple, str] = {}  # the visitor query, by database vendor and generation row
 
 
 def visitor_sql(generation_table: str, generation_columns: tuple[str, ...]) -> str:
@@ -60,7 +60,8 @@ def visitor_sql(generation_table: str, generation_columns: tuple[str, ...]) -> s
     from registry.accounts.models import AccountSession, User
 
     vendor = connection.vendor
-    if vendor not in _SQL:
+    key = (vendor, generation_table, generation_columns)
+    if key not in _SQL:
         # Identifiers only, from the models' metadata: no value of a request.
         quote = connection.ops.quote_name
         member = User.groups.through._meta
@@ -69,7 +70,7 @@ def visitor_sql(generation_table: str, generation_columns: tuple[str, ...]) -> s
                  f"WHERE ug.{quote('user_id')} = u.id")
         groups = (f"ARRAY({names})" if vendor == "postgresql"
                   else f"(SELECT json_group_array(n.{quote('name')}) FROM ({names}) n)")  # noqa: S608
-        _SQL[vendor] = (
+        _SQL[key] = (
             "SELECT " + ", ".join(f"g.{quote(name)}" for name in generation_columns)
             + ", s.session_data, "
             + ", ".join(f"u.{quote(str(field.column))}" for field in User._meta.concrete_fields)
@@ -80,7 +81,7 @@ def visitor_sql(generation_table: str, generation_columns: tuple[str, ...]) -> s
             "ON s.session_key = %s AND s.expire_date > %s "
             f"LEFT JOIN {quote(User._meta.db_table)} u "
             "ON u.id = s.account_id AND u.is_active")
-    return _SQL[vendor]
+    return _SQL[key]
 
 
 _CONVERTERS: dict[str, tuple[list[str], list[tuple[Any, list]]]] = {}
@@ -103,14 +104,17 @@ def _account_columns() -> tuple[list[str], list[tuple[Any, list]]]:
 
 def _prepared_cursor() -> Any:
     """On PostgreSQL a cursor that binds its parameters on the server, so the visitor
-    query is prepared once per connection (``prepare_threshold`` in settings.py) instead
-    of planned on every request: 50 us instead of 250 (docs/benchmarks.md). Wrapped as
-    Django wraps its own, so it is logged, counted and its errors are Django's."""
+    query is prepared on a kept connection (``prepare_threshold`` in settings.py, and
+    again after a rollback, which deallocates) instead of planned on every request: 50 us
+    instead of 250 (docs/benchmarks.md). Made and wrapped as Django makes and wraps its
+    own, so it is checked, logged, counted and its errors are Django's."""
     if connection.vendor != "postgresql":
         return connection.cursor()
     from django.db.backends.postgresql.base import ServerBindingCursor
 
+    connection.close_if_health_check_failed()
     connection.ensure_connection()
+    connection.validate_thread_sharing()
     binding: Any = ServerBindingCursor  # psycopg's Cursor, which django-stubs types apart
     cursor = binding(connection.connection)
     return (connection.make_debug_cursor(cursor) if connection.queries_logged
@@ -128,9 +132,22 @@ def read_visitor(request: HttpRequest, generation_table: str,
     key = session.session_key
     if not key:
         return None
-    with _prepared_cursor() as cursor:
-        cursor.execute(visitor_sql(generation_table, generation_columns), [key, timezone.now()])
-        row = cursor.fetchone()
+    sql = visitor_sql(generation_table, generation_columns)
+    try:
+        with _prepared_cursor() as cursor:
+            cursor.execute(sql, [key, timezone.now()])
+            row = cursor.fetchone()
+    except NotSupportedError:
+        # "cached plan must not change result type": a migration changed a column this
+        # statement reads while the process served. The connection, and the statement
+        # prepared on it, are replaced: now, or when the request ends if in a transaction.
+        if connection.in_atomic_block:
+            connection.close_at = 0
+            raise
+        connection.close()
+        with _prepared_cursor() as cursor:
+            cursor.execute(sql, [key, timezone.now()])
+            row = cursor.fetchone()
     width = len(generation_columns)
     session.preload(row[width])  # type: ignore[attr-defined]  # sessions.SessionStore
     values = list(row[width + 1:-1])
@@ -226,9 +243,14 @@ def _shown(user: Any) -> tuple:
     roles = getattr(user, "_role_cache", None)
     if roles is None:
         roles = user._role_cache = set(user.groups.values_list("name", flat=True))
-    return (current_release(), tuple(sorted(roles)),
-            *((field.attname, getattr(user, field.attname))
-              for field in user._meta.concrete_fields if field.attname not in _NOT_SHOWN))
+    shown = (current_release(), tuple(sorted(roles)),
+             *((field.attname, getattr(user, field.attname))
+               for field in user._meta.concrete_fields if field.attname not in _NOT_SHOWN))
+    try:
+        hash(shown)
+    except TypeError:  # a column whose value is a list or a dict
+        return (repr(shown),)
+    return shown
 
 
 def navigation(request: HttpRequest, search_query: str = "") -> str:

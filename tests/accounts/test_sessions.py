@@ -5,6 +5,7 @@ session of Django's own table, with its account."""
 from datetime import timedelta
 from importlib import import_module
 
+import pytest
 from django.apps import apps as current_apps
 from django.conf import settings
 from django.contrib.auth import SESSION_KEY
@@ -48,7 +49,27 @@ def test_the_migration_copies_djangos_sessions_with_their_account(registrant, ex
         Session.objects.create(session_key=key, session_data=store.encode(data),
                                expire_date=expiry)
     copy_sessions(current_apps, None)
+    assert not Session.objects.exists()  # moved: a copy left behind would outlive a log-out
     copied = dict(AccountSession.objects.values_list("session_key", "account_id"))
     assert copied == {"signedinsessionkey1": registrant.pk, "anonymoussessionkey2": None,
                       "deletedaccountkey3": None}
     assert SessionStore("signedinsessionkey1").load() == rows["signedinsessionkey1"][0]
+
+
+@pytest.mark.parametrize("value", ["abcdefgh\x00ijkl", "\x00" * 12, "A" * 4000, "short",
+                                   "UPPERCASEKEYOF32CHARACTERS123456", "key;with,signs=1"])
+def test_a_cookie_that_is_no_session_key_is_no_session(client, registrant, value):
+    client.force_login(registrant)
+    client.cookies[settings.SESSION_COOKIE_NAME] = value
+    for path in ("/", "/requests/review/"):
+        response = client.get(path)
+        assert response.status_code == 200
+        assert not response.wsgi_request.user.is_authenticated
+    assert client.get("/requests/").status_code == 302  # to log in
+
+
+def test_a_session_key_is_what_django_makes(db):
+    store = SessionStore()
+    store.create()
+    assert SessionStore(store.session_key).session_key == store.session_key
+    assert SessionStore("abcdefgh\x00ijkl").session_key is None

@@ -5,6 +5,7 @@ navigation shows, or of what lets the session in, is seen by the next request.""
 import pytest
 from django.contrib.auth import SESSION_KEY
 from django.contrib.auth.models import Group
+from django.db import connection
 from django.test import Client
 from lxml import html as lxml_html
 
@@ -237,3 +238,56 @@ def test_a_page_rendered_without_a_request_still_has_the_navigation(db):
 
     tree = lxml_html.fromstring(render_to_string("404.html", {}))
     assert tree.xpath("//nav[@aria-label='Main']//a[@href='/accounts/login/']")
+
+
+def _other_connection():
+    import psycopg
+
+    config = connection.settings_dict
+    return psycopg.connect(dbname=config["NAME"], user=config["USER"], host=config["HOST"],
+                           port=config["PORT"] or 5432, password=config["PASSWORD"] or None,
+                           autocommit=True)
+
+
+@pytest.fixture
+def kept_connection(transactional_db):
+    """The connection as production keeps it (settings.py): the visitor query prepared."""
+    connection.ensure_connection()
+    connection.connection.prepare_threshold = 0
+    yield connection
+    connection.close()
+
+
+@pytest.mark.postgres
+def test_the_visitor_query_is_prepared_on_a_kept_connection(kept_connection, registrant):
+    client = Client()
+    client.force_login(registrant)
+    assert signed_in(client)
+    with kept_connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        statements = [row[0] for row in cursor.fetchall()]
+    assert [text for text in statements if "session_data" in text]
+
+
+@pytest.mark.postgres
+def test_a_column_changed_under_the_prepared_query_costs_one_new_connection(
+        kept_connection, registrant):
+    client = Client(raise_request_exception=False)
+    client.force_login(registrant)
+    assert signed_in(client)
+    before = kept_connection.connection.info.backend_pid
+    with _other_connection() as other:  # a migration, while this process serves
+        other.execute("ALTER TABLE accounts_user ALTER COLUMN organisation TYPE varchar(300)")
+    try:
+        assert [signed_in(client) for _ in range(3)] == [True, True, True]
+        assert kept_connection.connection.info.backend_pid != before
+    finally:
+        with _other_connection() as other:
+            other.execute("ALTER TABLE accounts_user ALTER COLUMN organisation TYPE varchar(200)")
+
+
+def test_a_column_whose_value_cannot_be_hashed_still_keys_its_navigation(registrant):
+    registrant.organisation = ["a list, as a JSON column would give"]
+    registrant._role_cache = set()
+    key = signed_in_module._shown(registrant)
+    assert hash(key) and "a list, as a JSON column would give" in key[0]

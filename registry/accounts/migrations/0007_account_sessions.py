@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 
 def copy_sessions(apps, schema_editor):
-    """The sessions of Django's table, with their account: nobody is signed out."""
+    """The sessions of Django's table, moved with their account: nobody is signed out."""
     from django.utils import timezone
 
     from registry.accounts.sessions import SessionStore, account_id
@@ -27,6 +27,8 @@ def copy_sessions(apps, schema_editor):
         if copy.account_id not in known:
             copy.account_id = None
     AccountSession.objects.bulk_create(copies, batch_size=1000)
+    # Django's table is read no more: a copy left there would outlive its log-out.
+    Session.objects.all().delete()
 
 
 class Migration(migrations.Migration):
