@@ -133,10 +133,14 @@ def read_visitor(request: HttpRequest, generation_table: str,
     if not key:
         return None
     sql = visitor_sql(generation_table, generation_columns)
-    try:
+
+    def run() -> tuple:
         with _prepared_cursor() as cursor:
             cursor.execute(sql, [key, timezone.now()])
-            row = cursor.fetchone()
+            return cursor.fetchone()
+
+    try:
+        row = run()
     except NotSupportedError:
         # "cached plan must not change result type": a migration changed a column this
         # statement reads while the process served. The connection, and the statement
@@ -145,9 +149,7 @@ def read_visitor(request: HttpRequest, generation_table: str,
             connection.close_at = 0
             raise
         connection.close()
-        with _prepared_cursor() as cursor:
-            cursor.execute(sql, [key, timezone.now()])
-            row = cursor.fetchone()
+        row = run()
     width = len(generation_columns)
     session.preload(row[width])  # type: ignore[attr-defined]  # sessions.SessionStore
     values = list(row[width + 1:-1])
