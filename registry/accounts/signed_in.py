@@ -26,9 +26,9 @@ from django.conf import settings
 from django.contrib import auth
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.auth.middleware import AuthenticationMiddleware
-from django.db import NotSupportedError, connection
+from django.db import DEFAULT_DB_ALIAS, NotSupportedError, connections
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.http import HttpRequest
-from django.middleware.csrf import get_token
 from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare
@@ -38,9 +38,10 @@ from django.utils.html import escape
 from registry.accounts.roles import can_use_staff_pages, role_label
 from registry.release import current_release
 
-# Where the request's parts go in a kept navigation. A NUL cannot reach the page from
-# any field (Django's form fields refuse it) and escaping leaves it alone.
-CSRF_MARK = "\x00csrf\x00"
+# Where the search text goes in a kept navigation. A NUL cannot reach the page from any
+# field (Django's form fields refuse it) and escaping leaves it alone. The navigation has
+# no CSRF token: log out is a link to allauth's page that asks (a form with its token),
+# so a page with no form of its own masks no token and sets no cookie.
 QUERY_MARK = "\x00q\x00"
 NAV_TEMPLATE = "_nav.html"
 NAVIGATIONS_KEPT = 1024  # accounts' navigation bars per process (a few KB each)
@@ -49,7 +50,8 @@ _NOT_SHOWN = {"password", "last_login"}
 _SQL: dict[tuple, str] = {}  # the visitor query, by database vendor and generation row
 
 
-def visitor_sql(generation_table: str, generation_columns: tuple[str, ...]) -> str:
+def visitor_sql(database: BaseDatabaseWrapper, generation_table: str,
+                generation_columns: tuple[str, ...]) -> str:
     """The one query of a request with a session: the generation row's columns, then
     the session's data, the account's columns (its password hash too, for the session
     auth hash) and its role groups; parameters: the session key and the time now.
@@ -59,11 +61,11 @@ def visitor_sql(generation_table: str, generation_columns: tuple[str, ...]) -> s
 
     from registry.accounts.models import AccountSession, User
 
-    vendor = connection.vendor
+    vendor = database.vendor
     key = (vendor, generation_table, generation_columns)
     if key not in _SQL:
         # Identifiers only, from the models' metadata: no value of a request.
-        quote = connection.ops.quote_name
+        quote = database.ops.quote_name
         member = User.groups.through._meta
         names = (f"SELECT gr.{quote('name')} FROM {quote(member.db_table)} ug "  # noqa: S608
                  f"JOIN {quote(Group._meta.db_table)} gr ON gr.id = ug.{quote('group_id')} "
@@ -87,38 +89,38 @@ def visitor_sql(generation_table: str, generation_columns: tuple[str, ...]) -> s
 _CONVERTERS: dict[str, tuple[list[str], list[tuple[Any, list]]]] = {}
 
 
-def _account_columns() -> tuple[list[str], list[tuple[Any, list]]]:
+def _account_columns(database: BaseDatabaseWrapper) -> tuple[list[str], list[tuple[Any, list]]]:
     """The account's attribute names, and each column with the converters the ORM
     applies to it on this database (SQLite's text dates, its integer booleans)."""
     from registry.accounts.models import User
 
-    if connection.vendor not in _CONVERTERS:
+    if database.vendor not in _CONVERTERS:
         fields = User._meta.concrete_fields
         columns = [field.get_col(User._meta.db_table) for field in fields]
-        _CONVERTERS[connection.vendor] = (
+        _CONVERTERS[database.vendor] = (
             [field.attname for field in fields],
-            [(column, connection.ops.get_db_converters(column)
-              + column.get_db_converters(connection)) for column in columns])
-    return _CONVERTERS[connection.vendor]
+            [(column, database.ops.get_db_converters(column)
+              + column.get_db_converters(database)) for column in columns])
+    return _CONVERTERS[database.vendor]
 
 
-def _prepared_cursor() -> Any:
+def _prepared_cursor(database: BaseDatabaseWrapper) -> Any:
     """On PostgreSQL a cursor that binds its parameters on the server, so the visitor
     query is prepared on a kept connection (``prepare_threshold`` in settings.py, and
     again after a rollback, which deallocates) instead of planned on every request: 50 us
     instead of 250 (docs/benchmarks.md). Made and wrapped as Django makes and wraps its
     own, so it is checked, logged, counted and its errors are Django's."""
-    if connection.vendor != "postgresql":
-        return connection.cursor()
+    if database.vendor != "postgresql":
+        return database.cursor()
     from django.db.backends.postgresql.base import ServerBindingCursor
 
-    connection.close_if_health_check_failed()
-    connection.ensure_connection()
-    connection.validate_thread_sharing()
+    database.close_if_health_check_failed()
+    database.ensure_connection()
+    database.validate_thread_sharing()
     binding: Any = ServerBindingCursor  # psycopg's Cursor, which django-stubs types apart
-    cursor = binding(connection.connection)
-    return (connection.make_debug_cursor(cursor) if connection.queries_logged
-            else connection.make_cursor(cursor))
+    cursor = binding(database.connection)
+    return (database.make_debug_cursor(cursor) if database.queries_logged
+            else database.make_cursor(cursor))
 
 
 def read_visitor(request: HttpRequest, generation_table: str,
@@ -132,10 +134,13 @@ def read_visitor(request: HttpRequest, generation_table: str,
     key = session.session_key
     if not key:
         return None
-    sql = visitor_sql(generation_table, generation_columns)
+    # The default database, looked up once: each use of ``django.db.connection`` is a
+    # look-up through a proxy, a dozen of them per request otherwise.
+    database = connections[DEFAULT_DB_ALIAS]
+    sql = visitor_sql(database, generation_table, generation_columns)
 
     def run() -> tuple:
-        with _prepared_cursor() as cursor:
+        with _prepared_cursor(database) as cursor:
             cursor.execute(sql, [key, timezone.now()])
             return cursor.fetchone()
 
@@ -145,21 +150,21 @@ def read_visitor(request: HttpRequest, generation_table: str,
         # "cached plan must not change result type": a migration changed a column this
         # statement reads while the process served. The connection, and the statement
         # prepared on it, are replaced: now, or when the request ends if in a transaction.
-        if connection.in_atomic_block:
-            connection.close_at = 0
+        if database.in_atomic_block:
+            database.close_at = 0
             raise
-        connection.close()
+        database.close()
         row = run()
     width = len(generation_columns)
     session.preload(row[width])  # type: ignore[attr-defined]  # sessions.SessionStore
     values = list(row[width + 1:-1])
     account = None
     if values[0] is not None:
-        names, columns = _account_columns()
+        names, columns = _account_columns(database)
         for index, (column, converters) in enumerate(columns):
             for convert in converters:
-                values[index] = convert(values[index], column, connection)
-        account = User.from_db(connection.alias, names, values)
+                values[index] = convert(values[index], column, database)
+        account = User.from_db(database.alias, names, values)
         groups = row[-1]
         account._role_cache = set(json.loads(groups) if isinstance(groups, str) else groups)
     request._visitor_account = account  # type: ignore[attr-defined]
@@ -211,6 +216,7 @@ class VisitorAuthenticationMiddleware(AuthenticationMiddleware):
 
 _navigations: OrderedDict[tuple, str] = OrderedDict()  # newest last, NAVIGATIONS_KEPT
 _navigations_lock = threading.Lock()
+_SHOWN_COLUMNS: dict[type, tuple[str, ...]] = {}  # by account model
 
 
 def navigation_context(user: Any) -> dict[str, Any]:
@@ -230,10 +236,10 @@ def navigation_context(user: Any) -> dict[str, Any]:
 
 
 def render_navigation(user: Any) -> str:
-    """The navigation bar of ``user`` (signed in or not), with the request's marks."""
+    """The navigation bar of ``user`` (signed in or not), with the search text's mark."""
     return render_to_string(NAV_TEMPLATE, {
         "user": user, **navigation_context(user),
-        "csrf_token": CSRF_MARK, "search_query": QUERY_MARK,
+        "search_query": QUERY_MARK,
     })
 
 
@@ -245,9 +251,13 @@ def _shown(user: Any) -> tuple:
     roles = getattr(user, "_role_cache", None)
     if roles is None:
         roles = user._role_cache = set(user.groups.values_list("name", flat=True))
+    names = _SHOWN_COLUMNS.get(type(user))
+    if names is None:
+        names = _SHOWN_COLUMNS[type(user)] = tuple(
+            field.attname for field in user._meta.concrete_fields
+            if field.attname not in _NOT_SHOWN)
     shown = (current_release(), tuple(sorted(roles)),
-             *((field.attname, getattr(user, field.attname))
-               for field in user._meta.concrete_fields if field.attname not in _NOT_SHOWN))
+             *((name, getattr(user, name)) for name in names))
     try:
         hash(shown)
     except TypeError:  # a column whose value is a list or a dict
@@ -257,8 +267,10 @@ def _shown(user: Any) -> tuple:
 
 def navigation(request: HttpRequest, search_query: str = "") -> str:
     """The navigation bar for this request: rendered once per process for what it shows,
-    with the request's CSRF token and the search text put in."""
+    with the search text put in."""
     user = request.user
+    if user.is_authenticated:  # read: the account itself, not its lazy proxy, from here
+        user = getattr(request, "_cached_user", user)
     key = _shown(user)
     with _navigations_lock:
         html = _navigations.get(key)
@@ -270,6 +282,4 @@ def navigation(request: HttpRequest, search_query: str = "") -> str:
             _navigations[key] = html
             while len(_navigations) > NAVIGATIONS_KEPT:
                 _navigations.popitem(last=False)
-    if CSRF_MARK in html:
-        html = html.replace(CSRF_MARK, get_token(request))
     return html.replace(QUERY_MARK, escape(search_query or ""))

@@ -3,6 +3,7 @@ generation's query: no SQL of its own, no cache, and every change of what the
 navigation shows, or of what lets the session in, is seen by the next request."""
 
 import pytest
+from django.conf import settings
 from django.contrib.auth import SESSION_KEY
 from django.contrib.auth.models import Group
 from django.db import connection
@@ -58,15 +59,27 @@ def test_a_page_that_is_not_cached_gets_the_cached_navigation_too(
     assert "registrant@example.org" in tree.xpath(".//*[@aria-labelledby='who']")[0].text_content()
 
 
-def test_the_cached_navigation_carries_this_requests_csrf_token(registrant):
+@pytest.mark.parametrize("path", PAGES)
+def test_a_signed_in_page_with_no_form_masks_no_token_and_sets_no_cookie(signed_in_client, path):
+    signed_in_client.get(path)
+    response = signed_in_client.get(path)
+    tree = lxml_html.fromstring(response.content)
+    assert not tree.xpath("//input[@name='csrfmiddlewaretoken']")
+    assert settings.CSRF_COOKIE_NAME not in response.cookies
+
+
+def test_log_out_is_a_link_to_the_page_that_asks(registrant):
     client = Client(enforce_csrf_checks=True)
     client.force_login(registrant)
-    client.get("/")
-    tree = nav(client)
-    token = tree.xpath(".//form[@action='/accounts/logout/']//input"
-                       "[@name='csrfmiddlewaretoken']")[0].get("value")
-    assert len(token) == 64
-    assert client.post("/accounts/logout/", {"csrfmiddlewaretoken": token}).status_code == 302
+    link = nav(client).xpath(".//a[text()='Log out']")[0].get("href")
+    page = client.get(link)
+    assert page.status_code == 200 and signed_in(client)  # asking signs nobody out
+    form = lxml_html.fromstring(page.content).xpath(f"//main//form[@action='{link}']")[0]
+    assert form.get("method") == "post"
+    token = form.xpath(".//input[@name='csrfmiddlewaretoken']")[0].get("value")
+    assert client.post(link, {"csrfmiddlewaretoken": "x" * 64}).status_code == 403
+    assert signed_in(client)
+    assert client.post(link, {"csrfmiddlewaretoken": token}).status_code == 302
     assert not signed_in(client)
 
 
