@@ -18,6 +18,8 @@ page and a Markdown table.
   place of the visitor query's (registry/accounts/signed_in.py): signed-in pages.
 - ``local-store``: no per-process store in front of the shared public cache
   (``public_cache.local_store``): anonymous and signed-in pages.
+- ``navigation-store``: each signed-in visitor's navigation rendered on every request
+  (``signed_in.NAVIGATIONS_KEPT`` 0): signed-in pages.
 
 The other mechanisms are measured where they live: the C URN check with bench/urns.py
 (``URN_SPEEDUPS=0`` is the Python path), the spliced exports with bench/exports.py (a build
@@ -59,6 +61,7 @@ PAGES = {  # mechanism -> (page, signed in)
     "visitor-query": [("registry page", True), ("namespace page", True)],
     "local-store": [("registry page", False), ("namespace page", False),
                     ("namespace page", True)],
+    "navigation-store": [("registry page", True), ("namespace page", True)],
 }
 HEADERS = {"X-Forwarded-Proto": "https", "Accept-Encoding": "gzip"}
 
