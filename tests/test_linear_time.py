@@ -80,9 +80,11 @@ def test_a_confirmed_ratio_still_catches_a_quadratic_pattern():
 
     family = Family("'[' repeated", "[")
     # Its ratio is 4 at double the input; a burst on the sibling hardware thread can halve
-    # one measure (1.97 seen once in the full suite), so the claim is asked three times.
+    # one measure (1.97 seen once in the full suite; 2.4, 2.5 and 2.9 in a row on a 2-core
+    # machine running at half its speed), so the claim is asked up to five times, about
+    # a minute: longer than such a burst lasted.
     ratios = []
-    for _ in range(3):
+    for _ in range(5):
         ratios.append(confirmed(parse, measure(parse, family, 3_000, runs=3), THRESHOLD).ratio)
         if ratios[-1] > THRESHOLD:
             break
