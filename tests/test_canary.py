@@ -129,9 +129,11 @@ def _seed(people: dict[str, User], canaries: Canaries) -> None:
                                                 comment="Please say more.")
     edits = canaries.values("working copy", TEXT_FIELDS,
                             lambda v: workflow.can_read_working_copy(sent_back, v))
+    edited_nid = canaries.new("working copy: proposed NID",
+                              lambda v: workflow.can_read_working_copy(sent_back, v))
     actions.registration_update(registration=sent_back, actor=registrant,
                                 edit_version=sent_back.edit_version, kind="formal",
-                                proposed_nid="canaryedit", fast_track=False,
+                                proposed_nid=edited_nid, fast_track=False,
                                 values={**complete_values(registrant), **edits})
 
     # A message nobody could be credited with: the quarantine.

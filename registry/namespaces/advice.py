@@ -56,7 +56,9 @@ def country_names() -> frozenset[str]:
 def _open_requests():
     from registry.review.models import RegistrationRequest
 
-    return RegistrationRequest.objects.open().filter(revises__isnull=True).exclude(proposed_nid="")
+    # As submitted: a working copy's NID is its registrant's until resubmitted.
+    return (RegistrationRequest.objects.open().filter(revises__isnull=True)
+            .exclude(submitted_round__nid=""))
 
 
 def _fingerprints() -> tuple[tuple, tuple]:
@@ -83,7 +85,8 @@ def _requested() -> list[Holder]:
     link = _links("review:request")
     return [Holder(nid, link(pk), organisation, True, f"request:{pk}")
             for pk, nid, organisation in _open_requests().values_list(
-                "pk", "proposed_nid", "registrant_organisation").order_by("pk")]
+                "pk", "submitted_round__nid", "submitted_round__registrant_organisation")
+            .order_by("pk")]
 
 
 def confusion_index() -> ConfusionIndex:

@@ -79,28 +79,41 @@ class OutboundInline(ReadOnlyInline):
 
 @admin.register(RegistrationRequest)
 class RequestAdmin(ViewerMixin, ReadOnlyAdmin):
-    list_display = ("pk", "display_nid", "kind", "state", "fast_track", "registrant",
-                    "assigned_expert", "last_activity_at")
-    list_select_related = ("registrant", "assigned_expert", "revises", "published_version")
-    list_filter = ("state", "kind", "fast_track", "standardisation")
-    # the organisation as submitted: a search never finds what only a working copy holds
-    search_fields = ("proposed_nid", "registrant__email", "rounds__registrant_organisation")
-    readonly_fields = ("registrant", "kind", "proposed_nid", "revises", "fast_track",
+    list_display = ("pk", "display_nid", "shown_kind", "state", "shown_fast_track",
+                    "registrant", "assigned_expert", "last_activity_at")
+    list_select_related = ("registrant", "assigned_expert", "revises", "published_version",
+                           "submitted_round")
+    # Kind, NID, procedure and organisation as submitted: a filter or a search never
+    # finds what only a working copy holds (its registrant's until resubmitted).
+    list_filter = ("state", ("submitted_round__kind", admin.ChoicesFieldListFilter),
+                   "submitted_round__fast_track", "standardisation")
+    search_fields = ("submitted_round__nid", "registrant__email",
+                     "rounds__registrant_organisation")
+    readonly_fields = ("registrant", "shown_kind", "display_nid", "revises", "shown_fast_track",
                        "standardisation", "state", "assigned_expert", "published_version",
                        "created_at", "updated_at", "review_started_at", "review_paused_for",
                        "review_paused_at", "last_activity_at", "template")
-    exclude = TEMPLATE_FIELDS  # the working copy: its registrant's (``template`` asks)
+    # The working copy: its registrant's (``template`` and the ``shown_*`` columns ask).
+    exclude = ("kind", "proposed_nid", "fast_track", *TEMPLATE_FIELDS)
     inlines = [RoundInline, EventInline, CommentInline, OutboundInline]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         return super().get_queryset(request).filter(workflow.requests_visible_to(request.user))
+
+    @admin.display(description="kind", ordering="submitted_round__kind")
+    def shown_kind(self, obj: RegistrationRequest) -> str:
+        return obj.get_shown_kind_display()
+
+    @admin.display(description="fast track", boolean=True)
+    def shown_fast_track(self, obj: RegistrationRequest) -> bool:
+        return obj.shown_fast_track
 
     @admin.display(description="Template as submitted")
     def template(self, obj: RegistrationRequest) -> str:
         """The last round (the working copy only to its registrant, who may read it), with
         the contact for IANA to those who may see it."""
         shown = (obj if workflow.can_read_working_copy(obj, viewer_of(obj))
-                 else obj.latest_round())
+                 else obj.submitted_round)
         if shown is None:
             return "(not submitted)"
         private = workflow.can_see_private_contact(obj, viewer_of(obj))
@@ -115,7 +128,7 @@ class OutboundMessageAdmin(ViewerMixin, ReadOnlyAdmin):
     list_display = ("created_at", "registration", "summary", "audience", "state", "attempts",
                     "sent_at")
     list_filter = ("state", "audience")
-    search_fields = ("message_id", "subject", "summary", "registration__proposed_nid")
+    search_fields = ("message_id", "subject", "summary", "registration__submitted_round__nid")
     readonly_fields = ("registration", "event", "comment", "audience", "summary", "message_id",
                        "from_email", "to", "cc", "reply_to", "subject", "headers", "words",
                        "state", "attempts", "last_error", "created_at", "next_attempt_at",

@@ -72,7 +72,7 @@ def _template_text(registration: RegistrationRequest, round_) -> str:
 def event_message(event: RequestEvent, audience: str) -> EmailMessage | None:
     """The message telling ``audience`` about ``event`` (None: nobody to tell)."""
     registration = event.registration
-    round_ = event.round or registration.latest_round()
+    round_ = event.round or registration.submitted_round
     move = workflow.TRANSITIONS[event.transition]
     context = {
         "event": event,
@@ -92,7 +92,7 @@ def event_message(event: RequestEvent, audience: str) -> EmailMessage | None:
     nid = registration.display_nid
     actor_pk = event.actor_id
     if audience == workflow.REVIEW_LIST:
-        kind = "Fast-track " if registration.fast_track else ""
+        kind = "Fast-track " if registration.shown_fast_track else ""
         if move.creates_round and registration.is_revision:
             assert round_ is not None  # the transition made one
             what = f"Revision (version {round_.version}) of URN NID {nid}"

@@ -64,16 +64,22 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
             return self.none()
         return self.filter(form_token=form_token, registrant=user)
 
+    def proposing(self, nid: str):
+        """The open requests whose last submitted round proposes ``nid`` (any case): a
+        working copy's edits are its registrant's, and count once resubmitted."""
+        return self.open().filter(submitted_round__nid__lower=nid.lower(),
+                                  revises__isnull=True)
+
     def conflicting_with(self, registration: RegistrationRequest):
         """Other open requests proposing the same NID as ``registration`` (section 6.2 asks
         the experts to avoid race conditions on proposed NIDs)."""
         from registry.review.workflow import states_where
 
-        if (not registration.proposed_nid or registration.revises_id
+        if (not registration.shown_nid or registration.revises_id
                 or registration.state in states_where(final=True)):
             return self.none()
-        return (self.open().filter(proposed_nid__lower=registration.proposed_nid.lower(),
-                                   revises__isnull=True).exclude(pk=registration.pk))
+        return (self.proposing(registration.shown_nid).exclude(pk=registration.pk)
+                .select_related("submitted_round"))
 
     def visible_to(self, user):
         """The requests ``user`` may see (registry.review.workflow.can_view)."""
@@ -84,25 +90,21 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
     def with_race(self):
         """Annotate each request with whether it is in a race for its NID (read by
         workflow.race_of): another open request proposes the same NID, or the NID was
-        registered meanwhile. One query for a whole list."""
+        registered meanwhile. One query for a whole list. The NID is the one shown
+        (``RegistrationRequest.shown_nid``): the last round's, a draft's own."""
+        shown = Coalesce(F("submitted_round__nid"), F("proposed_nid"))
         twins = (RegistrationRequest.objects.open()
-                 .filter(revises__isnull=True, proposed_nid__lower=Lower(OuterRef("proposed_nid")))
+                 .filter(revises__isnull=True,
+                         submitted_round__nid__lower=Lower(OuterRef("race_nid")))
                  .exclude(pk=OuterRef("pk")))
-        taken = Namespace.objects.filter(nid__lower=Lower(OuterRef("proposed_nid")))
-        return self.annotate(race_twins=Exists(twins), race_taken=Exists(taken))
-
-    def with_published_registrant(self):
-        """Annotate each request with the Registrant its last round publishes (read by
-        workflow.registrant_label): one query for a whole list."""
-        last_round = Round.objects.filter(registration=OuterRef("pk")).order_by("-number")
-        return self.annotate(
-            round_registrant_organisation=Subquery(
-                last_round.values("registrant_organisation")[:1]),
-            round_contact_name=Subquery(last_round.values("contact_name")[:1]))
+        taken = Namespace.objects.filter(nid__lower=Lower(OuterRef("race_nid")))
+        return (self.select_related("submitted_round").alias(race_nid=shown)
+                .annotate(race_twins=Exists(twins), race_taken=Exists(taken)))
 
     def for_lists(self):
-        return (self.select_related("registrant", "revises", "assigned_expert")
-                .with_race().with_published_registrant().order_by("last_activity_at"))
+        return (self.select_related("registrant", "revises", "assigned_expert",
+                                    "submitted_round")
+                .with_race().order_by("last_activity_at"))
 
     def dashboard_queue(self, *, assigned_to=None) -> dict[str, list[RegistrationRequest]]:
         """The experts' dashboard: open requests by state, oldest activity first."""
@@ -140,18 +142,13 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
 
         rounds = (Round.objects.filter(registration=OuterRef("registration")).order_by()
                   .values("registration").annotate(n=Count("pk")).values("n"))
-        last_round = (Round.objects.filter(registration=OuterRef("registration"))
-                      .order_by("-number"))
         decisions = (RequestEvent.objects.decisions()
                      .filter(Q(registration__published_version__namespace=namespace)
                              | Q(registration__revises=namespace,
                                  registration__state__in=states_where(open=True)))
-                     .select_related("registration__published_version", "actor")
-                     .annotate(registration_round_count=Coalesce(Subquery(rounds), 0),
-                               registrant_organisation_published=Subquery(
-                                   last_round.values("registrant_organisation")[:1]),
-                               contact_name_published=Subquery(
-                                   last_round.values("contact_name")[:1]))
+                     .select_related("registration__published_version",
+                                     "registration__submitted_round", "actor")
+                     .annotate(registration_round_count=Coalesce(Subquery(rounds), 0))
                      .order_by(F("registration__published_version__number").asc(nulls_last=True),
                                "registration_id", "created_at", "id"))
         requests: dict[int, Any] = {}  # each request gains round_count and decisions
@@ -160,10 +157,6 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
             if registration is None:
                 registration = requests[decision.registration_id] = decision.registration
                 registration.round_count = decision.registration_round_count
-                # whom workflow.registrant_label names: the last round's Registrant
-                registration.published_registrant = (
-                    decision.registrant_organisation_published,
-                    decision.contact_name_published)
                 registration.decisions = []
             registration.decisions.append(decision)
         return list(requests.values())
@@ -220,6 +213,12 @@ class RegistrationRequest(EventGuardedState, TemplateFields):
     form_token = models.UUIDField(null=True, blank=True, unique=True, editable=False)
     published_version = models.ForeignKey("namespaces.TemplateVersion", null=True, blank=True,
                                           on_delete=models.PROTECT, related_name="+")
+    # The last round submitted (None: a draft never submitted). Everyone but the
+    # registrant reads the request's kind, NID and procedure from it (the ``shown_*``
+    # properties): the columns above are the working copy, edited after a round is sent
+    # back and private to its registrant until resubmitted (workflow.can_read_working_copy).
+    submitted_round = models.ForeignKey("Round", null=True, blank=True, editable=False,
+                                        on_delete=models.PROTECT, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     review_started_at = models.DateTimeField(null=True, blank=True)
@@ -234,7 +233,6 @@ class RegistrationRequest(EventGuardedState, TemplateFields):
 
     class Meta:
         ordering = ["-last_activity_at"]
-        indexes = [models.Index(Lower("proposed_nid"), name="request_proposed_nid_lower")]
 
     guard_message = "Change a request's state through registry.review.actions."
 
@@ -249,6 +247,29 @@ class RegistrationRequest(EventGuardedState, TemplateFields):
         return self.revises_id is not None
 
     @property
+    def shown_kind(self) -> str:
+        """Formal or informal, as submitted (a draft: as its registrant is writing it)."""
+        return self.submitted_round.kind if self.submitted_round is not None else self.kind
+
+    def get_shown_kind_display(self) -> str:
+        return str(Namespace.Kind(self.shown_kind).label)
+
+    @property
+    def shown_nid(self) -> str:
+        """The NID proposed, as submitted (a draft: as its registrant is writing it); ""
+        for an informal namespace, whose NID IANA assigns."""
+        if self.submitted_round is not None:
+            return self.submitted_round.nid
+        return self.proposed_nid
+
+    @property
+    def shown_fast_track(self) -> bool:
+        """Whether the request takes the fast track (section 6.3), as submitted."""
+        if self.submitted_round is not None:
+            return self.submitted_round.fast_track
+        return self.fast_track
+
+    @property
     def display_nid(self) -> str:
         if self.published_version_id:
             assert self.published_version is not None  # its id is set
@@ -256,9 +277,9 @@ class RegistrationRequest(EventGuardedState, TemplateFields):
         if self.revises_id:
             assert self.revises is not None  # its id is set
             return self.revises.nid
-        if self.kind == Namespace.Kind.INFORMAL:
+        if self.shown_kind == Namespace.Kind.INFORMAL:
             return "urn-N (assigned at registration)"
-        return self.proposed_nid or "(no NID yet)"
+        return self.shown_nid or "(no NID yet)"
 
     @property
     def registrant_label(self) -> str:
@@ -299,9 +320,6 @@ class RegistrationRequest(EventGuardedState, TemplateFields):
             ends += (now or timezone.now()) - self.review_paused_at
         return ends
 
-    def latest_round(self) -> Round | None:
-        return self.rounds.order_by("-number").first()
-
 
 class Round(AppendOnlyModel, TemplateFields):
     """The template exactly as submitted for one round of review. Immutable."""
@@ -323,6 +341,7 @@ class Round(AppendOnlyModel, TemplateFields):
         constraints = [
             models.UniqueConstraint(fields=["registration", "number"], name="one_round_number"),
         ]
+        indexes = [models.Index(Lower("nid"), name="round_nid_lower")]
 
     def __str__(self) -> str:
         return f"round {self.number} of request #{self.registration_id}"

@@ -68,12 +68,13 @@ def thread_title(registration: RegistrationRequest) -> str:
     """What the thread of a request is called (fixed by its first message)."""
     if registration.revises is not None:
         return f"Revision of URN NID {registration.revises.nid}"
-    kind = "Fast-track registration" if registration.fast_track else "Registration"
-    if registration.kind == "informal":
-        organisation = registration.registrant_organisation.strip()
+    kind = "Fast-track registration" if registration.shown_fast_track else "Registration"
+    if registration.shown_kind == "informal":
+        shown = registration.submitted_round or registration
+        organisation = shown.registrant_organisation.strip()
         return (f"{kind} request for an informal URN namespace"
                 + (f" ({organisation})" if organisation else ""))
-    return f"{kind} request for URN NID {registration.proposed_nid or '(no NID yet)'}"
+    return f"{kind} request for URN NID {registration.shown_nid or '(no NID yet)'}"
 
 
 def new_message_id(registration: RegistrationRequest) -> str:

@@ -78,11 +78,12 @@ def registration_warnings(registration: RegistrationRequest, index: Any = None) 
     """The section 5.1 / 6.2 warnings for the NID a request proposes."""
     if not workflow.shows_nid_warnings(registration) or \
             registration.is_revision or \
-            registration.kind != Namespace.Kind.FORMAL or \
-            not registration.proposed_nid:
+            registration.shown_kind != Namespace.Kind.FORMAL or \
+            not registration.shown_nid:
         return []
-    return nid_warnings(registration.proposed_nid,
-                        organisation=registration.registrant_organisation,
+    shown = registration.submitted_round or registration
+    return nid_warnings(registration.shown_nid,
+                        organisation=shown.registrant_organisation,
                         registration_id=registration.pk, index=index)
 
 
@@ -152,7 +153,7 @@ def proposed_profile(text: str, registration: RegistrationRequest) -> dict | Non
     except ValueError as exc:
         return {"problems": [("profile", f"not JSON: {exc}")]}
     nid = (registration.revises.nid if registration.revises_id
-           and registration.revises else registration.proposed_nid or None)
+           and registration.revises else registration.shown_nid or None)
     return profile_presentation(data, nid)
 
 

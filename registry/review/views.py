@@ -461,7 +461,6 @@ def public_review(request):
     def build() -> dict:
         pending = (RegistrationRequest.objects.in_public_review()
                    .select_related("revises", "published_version").with_public_comments()
-                   .with_published_registrant()
                    .order_by("review_started_at"))
         return {"pending": [(r, workflow.race_of(r)) for r in pending.with_race()]}
 
@@ -596,7 +595,7 @@ def nid_check(request):
         problems = check_informal_nid(nid, registered)
     else:
         problems = check_formal_nid(nid, registered)
-    others = (RegistrationRequest.objects.open().filter(proposed_nid__lower=nid.lower()).count()
+    others = (RegistrationRequest.objects.proposing(nid).count()
               if plausible_text(nid, 64) else 0)
     organisation = request.GET.get("organisation", "")[:ORGANISATION_MAX_CHARS]
     # "request": its former name, which pages cached in browsers still send this release.

@@ -94,7 +94,7 @@ def test_the_timeline_hides_what_the_person_may_not_read(people):
     submitted = presenters.timeline_panel(registration, AnonymousUser())["events"]
     # the registrant is named as the template publishes them, not by their account's name
     assert [e.who for e in submitted if e.kind == RequestEvent.Kind.TRANSITION] == [
-        registration.latest_round().registrant_organisation]
+        registration.submitted_round.registrant_organisation]
 
 
 def test_the_mail_panel_is_for_experts_and_staff_only(people):

@@ -72,7 +72,7 @@ def test_a_sound_profile_is_checked_for_experts_published_and_used_at_once(
         profile=json.dumps(PROFILE), submit="1"))
     registration = RegistrationRequest.objects.get(registrant=registrant)
     assert response.status_code == 302 and json.loads(registration.profile) == PROFILE
-    assert json.loads(registration.latest_round().profile) == PROFILE
+    assert json.loads(registration.submitted_round.profile) == PROFILE
     client.force_login(expert)
     doc = page(client.get(registration.get_absolute_url()))
     section = one(doc, "//section[@id='profile']")

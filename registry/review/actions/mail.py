@@ -346,7 +346,7 @@ def _mail_comment(parsed: ParsedMail, registration: RegistrationRequest, *, send
     return Comment.objects.create(
         registration=registration, author=sender, author_name=_safe_text(parsed.from_name).strip(),
         author_email=parsed.from_address, audience=audience, via=via, body=body,
-        round=registration.latest_round(), sent_at=parsed.sent_at)
+        round=registration.submitted_round, sent_at=parsed.sent_at)
 
 
 def _receive_bounce(parsed: ParsedMail, raw: bytes, source: str,

@@ -192,7 +192,7 @@ def _make_round(registration: RegistrationRequest, actor: User) -> Round:
 def _register(registration: RegistrationRequest, actor: User) -> TemplateVersion:
     """Publish the last submitted round. Its date, when the registration was requested
     of IANA, is the version's Date (Appendix A); today is the registration date."""
-    round_ = registration.latest_round()
+    round_ = registration.submitted_round
     assert round_ is not None  # publishing follows a submission, which made a round
     values = round_.values()
     try:
@@ -200,12 +200,12 @@ def _register(registration: RegistrationRequest, actor: User) -> TemplateVersion
             assert registration.revises is not None  # a revision revises a namespace
             return version_publish(namespace=registration.revises, values=values,
                                    date=round_.date, actor=actor,
-                                   fast_track=registration.fast_track,
+                                   fast_track=round_.fast_track,
                                    source_registration=registration)
         namespace = namespace_register(
-            kind=registration.kind, nid=round_.nid or None, values=values,
+            kind=round_.kind, nid=round_.nid or None, values=values,
             date=timezone.localdate(), requested_on=round_.date, actor=actor,
-            fast_track=registration.fast_track,
+            fast_track=round_.fast_track,
             holder=registration.registrant, source_registration=registration,
         )
         return namespace.versions.get(number=1)
@@ -240,6 +240,7 @@ def registration_transition(*, registration: RegistrationRequest, transition: st
     round_ = None
     if move.creates_round:
         round_ = _make_round(registration, actor)
+        registration.submitted_round = round_
         registration.review_started_at = now
         registration.review_paused_for, registration.review_paused_at = dt.timedelta(0), None
     ends = registration.review_period_ends(now)
@@ -358,7 +359,7 @@ def registration_comment(*, registration: RegistrationRequest, actor: User, body
     if problem is not None:
         raise problem
     comment = Comment.objects.create(registration=registration, author=actor, audience=audience,
-                                     body=body, round=registration.latest_round())
+                                     body=body, round=registration.submitted_round)
     registration.last_activity_at = timezone.now()
     registration.save(update_fields=["last_activity_at", "updated_at"])
     if audience == Comment.Audience.PUBLIC:

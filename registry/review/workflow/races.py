@@ -24,7 +24,7 @@ class Race:
 def _nid_in_play(registration: RegistrationRequest) -> bool:
     """Whether the request's proposed NID can still be lost to a race: a new NID, proposed
     by a request not yet over."""
-    return not (registration.is_revision or not registration.proposed_nid
+    return not (registration.is_revision or not registration.shown_nid
                 or meaning_of(registration.state).final)
 
 
@@ -36,7 +36,7 @@ def race_of(registration: RegistrationRequest) -> Race:
     if hasattr(registration, "race_twins"):
         return Race(int(registration.race_twins or 0),
                     bool(registration.race_taken))  # type: ignore[attr-defined]
-    key = (registration.state, registration.proposed_nid)
+    key = (registration.state, registration.shown_nid)
     cached = registration.__dict__.get("_race")  # asked once per transition of a page
     if cached is not None and cached[0] == key:
         return cached[1]  # type: ignore[no-any-return]
@@ -48,14 +48,14 @@ def race_of(registration: RegistrationRequest) -> Race:
 
 def remember_race(registration: RegistrationRequest, race: Race) -> None:
     """Keep a race a page has already read, for the questions that follow."""
-    registration.__dict__["_race"] = ((registration.state, registration.proposed_nid), race)
+    registration.__dict__["_race"] = ((registration.state, registration.shown_nid), race)
 
 
 def registered_meanwhile(registration: RegistrationRequest) -> Namespace | None:
     """The namespace that took this request's proposed NID while it was open."""
     if not _nid_in_play(registration):
         return None
-    namespace: Namespace | None = Namespace.objects.by_nid(registration.proposed_nid).first()
+    namespace: Namespace | None = Namespace.objects.by_nid(registration.shown_nid).first()
     return namespace
 
 

@@ -175,7 +175,7 @@ def _race_refusal(registration: RegistrationRequest, transition: Transition,
                    if roles & TRANSITIONS["close"].roles
                    else "withdraw it, or ask the experts to close it")
         return TransitionRefused(
-            f"The NID {registration.proposed_nid} was registered meanwhile, so "
+            f"The NID {registration.shown_nid} was registered meanwhile, so "
             f'"{transition.label.lower()}" is no longer possible: {way_out}.'
         )
     return None
@@ -344,7 +344,7 @@ def comment_refusal(registration: RegistrationRequest, user: Visitor,
 def standardisation_refusal(registration: RegistrationRequest, user: Visitor) -> Refused | None:
     if not is_expert(user):
         return NotAllowed("Only designated experts decide whether standardisation is involved.")
-    if registration.fast_track:
+    if registration.shown_fast_track:
         return TransitionRefused("Fast-track requests do not go to the IESG (section 6.3).")
     if not meaning_of(registration.state).standardisation_open:  # theirs until they decide
         return TransitionRefused("The flag is set during the review, before a decision.")

@@ -215,7 +215,7 @@ def review_restarts_from(state: str) -> bool:
 
 
 def path_of(registration: RegistrationRequest) -> str:
-    return FAST_TRACK if registration.fast_track else COMMUNITY
+    return FAST_TRACK if registration.shown_fast_track else COMMUNITY
 
 
 def event_label(kind: str, name: str = "") -> str:

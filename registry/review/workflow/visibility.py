@@ -175,16 +175,9 @@ def registrant_label(registration: RegistrationRequest) -> str:
     """How every public channel names a request's registrant: the Registrant its
     submitted template publishes (the organisation, else the contact person), else
     "the registrant"; never the account's own name, which its owner gave for IANA."""
-    published = getattr(registration, "published_registrant", None)
-    if published is None and hasattr(registration, "round_registrant_organisation"):
-        published = (getattr(registration, "round_registrant_organisation"),  # noqa: B009
-                     getattr(registration, "round_contact_name"))  # noqa: B009 (annotated)
-    if published is None:
-        round_ = registration.latest_round()
-        published = ((round_.registrant_organisation, round_.contact_name) if round_
-                     else ("", ""))
-        setattr(registration, "published_registrant", published)  # noqa: B010 (once per row)
-    organisation, contact = published
+    round_ = registration.submitted_round  # lists select it with the request
+    organisation, contact = ((round_.registrant_organisation, round_.contact_name) if round_
+                             else ("", ""))
     return (organisation or "").strip() or (contact or "").strip() or "the registrant"
 
 
