@@ -10,8 +10,7 @@ or sets a cookie, and each is cheap enough to be probed every few seconds.
   balancer sends no traffic here until it is 200. The cache and the Celery broker are
   not part of it: without them the site is slower and queues its work for later, but
   serves (taking every node out because a Redis is away would stop the whole site).
-- ``/healthz``, for monitors: the database and the Celery broker, 200 or 503 (as it
-  always was).
+- ``/healthz``, for monitors: the database and the Celery broker, 200 or 503.
 """
 
 from __future__ import annotations
