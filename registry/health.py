@@ -6,12 +6,11 @@ or sets a cookie, and each is cheap enough to be probed every few seconds.
   the database or a Redis is away (restarting would not bring them back).
 - ``/healthz/ready``, readiness: this process can serve the registry and its exports:
   the database answers (one ``SELECT 1``) and the exports can be served
-  (``exports_ready``). 200 with what it checked, or 503 naming what failed: a load
-  balancer sends no traffic here until it is 200. The cache and the Celery broker are
-  not part of it: without them the site is slower and queues its work for later, but
+  (``export_files.exports_ready``). 200 with what it checked, or 503 naming what failed:
+  a load balancer sends no traffic here until it is 200. The cache and the Celery broker
+  are not part of it: without them the site is slower and queues its work for later, but
   serves (taking every node out because a Redis is away would stop the whole site).
-- ``/healthz``, for monitors: the database and the Celery broker, 200 or 503 (as it
-  always was).
+- ``/healthz``, for monitors: the database and the Celery broker, 200 or 503.
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from registry.namespaces import export_files
 from registry.unavailable import DATABASE_RETRY_AFTER
 
 BROKER_TIMEOUT_SECONDS = 2
@@ -50,15 +50,6 @@ def broker_state() -> str:
         return "down"
 
 
-def exports_ready() -> bool:
-    """Can this process serve the registry's exports now: a generation is stored and
-    this machine's EXPORT_ROOT can take the next one (registry/namespaces/export_files.py,
-    ``exports_readiness`` says why not)."""
-    from registry.namespaces.export_files import exports_ready as ready
-
-    return ready()
-
-
 def _answer(checks: dict[str, str], healthy: bool) -> JsonResponse:
     response = JsonResponse({"status": "ok" if healthy else "unavailable", **checks},
                             status=200 if healthy else 503)
@@ -79,7 +70,7 @@ def ready(request):
     database = database_ok()
     checks = {"database": "ok" if database else "down",
               # The exports read the generation from the database: not ready without it.
-              "exports": "ok" if database and exports_ready() else "not ready"}
+              "exports": "ok" if database and export_files.exports_ready() else "not ready"}
     return _answer(checks, all(state == "ok" for state in checks.values()))
 
 

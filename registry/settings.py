@@ -85,7 +85,8 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    # Django's, with the signed-in user and their navigation read from the cache.
+    # Django's, with the signed-in user read in the registry generation's query
+    # (registry/accounts/signed_in.py) and their navigation rendered once per process.
     "registry.accounts.signed_in.VisitorAuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "allauth.account.middleware.AccountMiddleware",

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.urls import get_resolver
 
 from registry import health
+from registry.namespaces import export_files
 from tests.test_settings import PRODUCTION
 
 
@@ -35,12 +36,12 @@ def test_readiness_checks_the_database_and_the_exports(client, registry):
     assert "no-cache" in response["Cache-Control"]
 
 
-@pytest.mark.parametrize("failing, shown", [
-    ("database_ok", {"database": "down", "exports": "not ready"}),
-    ("exports_ready", {"database": "ok", "exports": "not ready"}),
+@pytest.mark.parametrize("module, failing, shown", [
+    (health, "database_ok", {"database": "down", "exports": "not ready"}),
+    (export_files, "exports_ready", {"database": "ok", "exports": "not ready"}),
 ])
-def test_readiness_is_503_naming_what_failed(client, db, monkeypatch, failing, shown):
-    monkeypatch.setattr(health, failing, lambda: False)
+def test_readiness_is_503_naming_what_failed(client, db, monkeypatch, module, failing, shown):
+    monkeypatch.setattr(module, failing, lambda: False)
     response = client.get("/healthz/ready")
     assert response.status_code == 503 and response["Retry-After"] == "5"
     assert response.json() == {"status": "unavailable", **shown}
@@ -51,9 +52,9 @@ def test_exports_are_ready_once_a_generation_is_built(registry, monkeypatch):
     from registry.namespaces.export_build import build_current_exports
 
     monkeypatch.setattr(tasks.build_exports_task, "delay", lambda: None)
-    assert not health.exports_ready()  # none stored yet
+    assert not export_files.exports_ready()  # none stored yet
     build_current_exports()
-    assert health.exports_ready()
+    assert export_files.exports_ready()
 
 
 def test_healthz_checks_the_database_and_the_broker(client, db):

@@ -234,6 +234,7 @@ def exports_readiness() -> str:
 
 
 def exports_ready() -> bool:
+    """Whether this machine can serve the exports now (``exports_readiness`` says why not)."""
     return not exports_readiness()
 
 

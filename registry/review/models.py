@@ -172,7 +172,8 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
     def needing_reminder(self, *, now: dt.datetime, idle: dt.timedelta):
         """Open requests idle longer than ``idle`` and not reminded about within it:
         one reminder per idle period, however often the periodic task runs. Only states
-        whose row says the experts are reminded (workflow.STATES)."""
+        whose row names someone to remind (workflow.STATES' ``reminds``: the experts,
+        escalated to IANA staff, or IANA staff alone where the experts cannot act)."""
         from registry.review.workflow import states_where
 
         return self.filter(state__in=states_where(reminded=True),

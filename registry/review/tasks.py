@@ -62,7 +62,7 @@ def poll_imap_mailbox_task() -> int:
 def remind_idle_requests_task(idle_days: int | None = None) -> int:
     """Periodic (celery beat): bring up the requests idle past the configured time
     (``idle_days`` overrides it), once per idle period, escalating each time
-    (request_remind records each step). Returns how many steps were taken."""
+    (registration_remind records each step). Returns how many steps were taken."""
     from registry.review.actions import registration_remind
     from registry.review.models import RegistrationRequest
 

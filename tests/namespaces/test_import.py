@@ -78,7 +78,9 @@ def test_a_broken_file_is_a_clear_error(tmp_path, db):
 
 
 def test_the_shipped_fixture_is_the_import_result(db):
-    """fixtures/iana_registry.json is `import_registry` then `dumpdata` (see the README)."""
+    """fixtures/iana_registry.json (``loaddata iana_registry``) is what `import_registry
+    fixtures/iana-urn-namespaces.json` stores in an empty database, as written by `dumpdata
+    namespaces.namespace namespaces.informalnumbercounter namespaces.registrymetadata`."""
     call_command("loaddata", "iana_registry", verbosity=0)
     from_fixture = snapshot()
     counter = InformalNumberCounter.objects.get().last_assigned
