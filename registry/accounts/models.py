@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser, UserManager
@@ -10,6 +10,9 @@ from django.db import models
 from django.utils import timezone
 
 from registry.history import AppendOnlyModel, EventGuardedQuerySet, EventGuardedState
+
+if TYPE_CHECKING:
+    from registry.accounts.sessions import SessionStore
 
 
 class AccountQuerySet(EventGuardedQuerySet):
@@ -55,21 +58,27 @@ class AccountQuerySet(EventGuardedQuerySet):
         to them (one query for a whole list of experts)."""
         from registry.review.workflow import OPEN_STATES
 
-        return self.annotate(open_assignments=models.Count(
+        loaded: AccountQuerySet = self.annotate(open_assignments=models.Count(
             "assigned_requests", filter=models.Q(assigned_requests__state__in=OPEN_STATES)))
+        return loaded
 
 
+# A call as a base class is beyond mypy, and django-stubs makes no usable base of
+# UserManager.from_queryset() assigned to a name either: the base is Any to mypy, so
+# what the methods below get from super() is typed where they receive it.
 class AccountManager(UserManager.from_queryset(AccountQuerySet)):  # type: ignore[misc]
     """Users are identified by email; ``username`` is kept for the admin only."""
 
     def create_user(self, email: str, password: str | None = None, **extra: Any) -> User:
         extra.setdefault("username", email)
-        return super().create_user(extra.pop("username"), email, password, **extra)
+        user: User = super().create_user(extra.pop("username"), email, password, **extra)
+        return user
 
     def create_superuser(self, email: str, password: str | None = None,
                          **extra: Any) -> User:
         extra.setdefault("username", email)
-        return super().create_superuser(extra.pop("username"), email, password, **extra)
+        user: User = super().create_superuser(extra.pop("username"), email, password, **extra)
+        return user
 
 
 class User(EventGuardedState, AbstractUser):
@@ -218,7 +227,7 @@ class AccountSession(AbstractBaseSession):
                                 related_name="+")
 
     @classmethod
-    def get_session_store_class(cls):
+    def get_session_store_class(cls) -> type[SessionStore]:
         from registry.accounts.sessions import SessionStore
 
         return SessionStore

@@ -24,7 +24,8 @@ from registry.namespaces.template import TemplateFields, missing_fields, templat
 from registry.review.mailtext import Segment, split_quoted
 
 if TYPE_CHECKING:
-    from registry.review.workflow import StateMeaning
+    from registry.accounts.models import User
+    from registry.review.workflow import StateMeaning, Visitor
 
 
 class State(models.TextChoices):
@@ -45,17 +46,17 @@ class State(models.TextChoices):
 
 
 class RegistrationRequestQuerySet(EventGuardedQuerySet):
-    def open(self):
+    def open(self) -> RegistrationRequestQuerySet:
         from registry.review.workflow import states_where
 
         return self.filter(state__in=states_where(open=True))
 
-    def in_public_review(self):
+    def in_public_review(self) -> RegistrationRequestQuerySet:
         from registry.review.workflow import states_where
 
         return self.filter(state__in=states_where(public_review=True))
 
-    def of(self, user):
+    def of(self, user: User) -> RegistrationRequestQuerySet:
         return self.filter(registrant=user)
 
     def made_by_form(self, form_token: uuid.UUID | None, user: Any) -> RegistrationRequestQuerySet:
@@ -64,13 +65,13 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
             return self.none()
         return self.filter(form_token=form_token, registrant=user)
 
-    def proposing(self, nid: str):
+    def proposing(self, nid: str) -> RegistrationRequestQuerySet:
         """The open requests whose last submitted round proposes ``nid`` (any case): a
         working copy's edits are its registrant's, and count once resubmitted."""
         return self.open().filter(submitted_round__nid__lower=nid.lower(),
                                   revises__isnull=True)
 
-    def conflicting_with(self, registration: RegistrationRequest):
+    def conflicting_with(self, registration: RegistrationRequest) -> RegistrationRequestQuerySet:
         """Other open requests proposing the same NID as ``registration`` (section 6.2 asks
         the experts to avoid race conditions on proposed NIDs)."""
         from registry.review.workflow import states_where
@@ -81,13 +82,13 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
         return (self.proposing(registration.shown_nid).exclude(pk=registration.pk)
                 .select_related("submitted_round"))
 
-    def visible_to(self, user):
+    def visible_to(self, user: Visitor) -> RegistrationRequestQuerySet:
         """The requests ``user`` may see (registry.review.workflow.can_view)."""
         from registry.review.workflow import requests_visible_to
 
         return self.filter(requests_visible_to(user))
 
-    def with_race(self):
+    def with_race(self) -> RegistrationRequestQuerySet:
         """Annotate each request with whether it is in a race for its NID (read by
         workflow.race_of): another open request proposes the same NID, or the NID was
         registered meanwhile. One query for a whole list. The NID is the one shown
@@ -98,15 +99,18 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
                          submitted_round__nid__lower=Lower(OuterRef("race_nid")))
                  .exclude(pk=OuterRef("pk")))
         taken = Namespace.objects.filter(nid__lower=Lower(OuterRef("race_nid")))
-        return (self.select_related("submitted_round").alias(race_nid=shown)
-                .annotate(race_twins=Exists(twins), race_taken=Exists(taken)))
+        raced: RegistrationRequestQuerySet = (
+            self.select_related("submitted_round").alias(race_nid=shown)
+            .annotate(race_twins=Exists(twins), race_taken=Exists(taken)))
+        return raced
 
-    def for_lists(self):
+    def for_lists(self) -> RegistrationRequestQuerySet:
         return (self.select_related("registrant", "revises", "assigned_expert",
                                     "submitted_round")
                 .with_race().order_by("last_activity_at"))
 
-    def dashboard_queue(self, *, assigned_to=None) -> dict[str, list[RegistrationRequest]]:
+    def dashboard_queue(
+            self, *, assigned_to: User | None = None) -> dict[str, list[RegistrationRequest]]:
         """The experts' dashboard: open requests by state, oldest activity first."""
         from registry.review.workflow import states_where
 
@@ -119,13 +123,13 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
             columns[row.state].append(row)
         return columns
 
-    def staff_queue(self):
+    def staff_queue(self) -> RegistrationRequestQuerySet:
         """IANA staff's queue: ready to register, then awaiting the IESG."""
         from registry.review.workflow import states_where
 
         return self.filter(state__in=states_where(staff_queue=True)).for_lists()
 
-    def recently_registered(self, limit: int = 20):
+    def recently_registered(self, limit: int = 20) -> RegistrationRequestQuerySet:
         return (self.filter(state=State.REGISTERED)
                 .select_related("published_version__namespace").order_by("-updated_at")[:limit])
 
@@ -161,7 +165,7 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
             registration.decisions.append(decision)
         return list(requests.values())
 
-    def with_public_comments(self):
+    def with_public_comments(self) -> RegistrationRequestQuerySet:
         """Prefetch each request's public comments (``public_comments``, oldest first),
         for pages listing requests with their discussion."""
         return self.prefetch_related(models.Prefetch(
@@ -169,7 +173,8 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
             queryset=Comment.objects.filter(audience=Comment.Audience.PUBLIC)
             .select_related("author").order_by("created_at", "id")))
 
-    def needing_reminder(self, *, now: dt.datetime, idle: dt.timedelta):
+    def needing_reminder(self, *, now: dt.datetime,
+                         idle: dt.timedelta) -> RegistrationRequestQuerySet:
         """Open requests idle longer than ``idle`` and not reminded about within it:
         one reminder per idle period, however often the periodic task runs. Only states
         whose row names someone to remind (workflow.STATES' ``reminds``: the experts,
@@ -352,7 +357,7 @@ class Round(AppendOnlyModel, TemplateFields):
 
 
 class RequestEventQuerySet(AppendOnlyQuerySet):
-    def decisions(self):
+    def decisions(self) -> RequestEventQuerySet:
         """The events that moved a request to another state (submitted, approved,
         registered, ...): transitions, not assignments, reminders or mail, and no
         event that left the state as it was."""
@@ -409,7 +414,7 @@ class RequestEvent(AppendOnlyModel):
 
 
 class CommentQuerySet(AppendOnlyQuerySet):
-    def visible_to(self, user):
+    def visible_to(self, user: Visitor) -> CommentQuerySet:
         """The comments ``user`` may read (registry.review.workflow.comments_visible_to)."""
         from registry.review.workflow import comments_visible_to
 
@@ -501,14 +506,14 @@ class Comment(AppendOnlyModel):
         return next((s.text for s in self.segments() if s.kind == "text"), "")
 
 
-class OutboundMessageQuerySet(models.QuerySet):
-    def about(self, registration: RegistrationRequest):
+class OutboundMessageQuerySet(models.QuerySet["OutboundMessage"]):
+    def about(self, registration: RegistrationRequest) -> OutboundMessageQuerySet:
         return self.filter(registration=registration).order_by("created_at", "id")
 
-    def undelivered(self):
+    def undelivered(self) -> OutboundMessageQuerySet:
         return self.filter(state=OutboundMessage.Delivery.PENDING)
 
-    def overdue(self, *, now: dt.datetime, grace: dt.timedelta):
+    def overdue(self, *, now: dt.datetime, grace: dt.timedelta) -> OutboundMessageQuerySet:
         """Pending messages to queue again, oldest first: those the broker never took
         (``queued_at`` empty), at once, and those whose next attempt should have
         happened more than ``grace`` ago (their task was lost)."""
@@ -520,7 +525,7 @@ class OutboundMessageQuerySet(models.QuerySet):
         abandoned = self.filter(state=OutboundMessage.Delivery.SENDING, lease_until__lte=now)
         return (pending | abandoned).order_by("created_at", "id")
 
-    def ahead_of(self, row: OutboundMessage):
+    def ahead_of(self, row: OutboundMessage) -> OutboundMessageQuerySet:
         """The messages about the same request written before ``row`` and not yet
         sent: a request's mail goes out in the order it was written."""
         return self.undelivered().filter(registration_id=row.registration_id).filter(
@@ -605,7 +610,7 @@ class OutboundMessage(models.Model):
 
 
 class InboundMessageQuerySet(AppendOnlyQuerySet):
-    def quarantine(self):
+    def quarantine(self) -> InboundMessageQuerySet:
         """What arrived and could not be attributed (held, about no request, or past
         the parser's bounds), not yet attached by staff: the staff quarantine."""
         return (self.filter(outcome__in=InboundMessage.QUARANTINE)

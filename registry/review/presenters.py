@@ -217,7 +217,8 @@ def mail_panel(registration: RegistrationRequest, user: Any) -> Context:
     for those who may see the mail, nothing for anyone else."""
     if not workflow.can_see_mail(registration, user):
         return {}
-    sent = list(OutboundMessage.objects.about(registration).select_related("comment"))
+    # each message gains resendable and readable, for the template
+    sent: list[Any] = list(OutboundMessage.objects.about(registration).select_related("comment"))
     for message in sent:  # the request is this one: no query per row
         message.registration = registration
         if message.comment is not None:

@@ -322,10 +322,11 @@ def registration_remind(*, registration: RegistrationRequest, idle: dt.timedelta
     more people (workflow.next_reminder: its expert, the other experts, IANA staff);
     each step is an event with its mail. Returns whether a step was taken."""
     now = timezone.now()
-    registration = (RegistrationRequest.objects.needing_reminder(now=now, idle=idle)
-                    .select_for_update().filter(pk=registration.pk).first())
-    if registration is None:
+    locked = (RegistrationRequest.objects.needing_reminder(now=now, idle=idle)
+              .select_for_update().filter(pk=registration.pk).first())
+    if locked is None:
         return False
+    registration = locked
     done = (registration.events.filter(kind__in=workflow.REMINDER_KINDS,
                                        created_at__gte=registration.last_activity_at)
             .values_list("kind", flat=True))
