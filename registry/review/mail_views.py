@@ -54,7 +54,9 @@ def attach(request, message_pk: int) -> HttpResponse:
     form = AttachMailForm(request.POST, prefix=f"m{message.pk}")
     if not form.is_valid():
         return _page(request, bound=form, bound_pk=message.pk, status=400)
-    target = RegistrationRequest.objects.filter(pk=form.cleaned_data["registration"]).first()
+    # A request staff may not see (another's draft) is answered as one that does not exist.
+    target = (RegistrationRequest.objects.visible_to(request.user)
+              .filter(pk=form.cleaned_data["registration"]).first())
     if target is None:
         form.add_error("registration", f"There is no request #{form.cleaned_data['registration']}.")
         return _page(request, bound=form, bound_pk=message.pk, status=400)

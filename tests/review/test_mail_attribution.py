@@ -269,6 +269,29 @@ def test_staff_attach_quarantined_mail_by_hand(client, in_review, staff, expert,
     assert "Mail attached by IANA staff" not in text(one(public, "//*[@id='timeline']"))
 
 
+@pytest.mark.parametrize("withdrawn", [False, True])
+def test_a_draft_never_submitted_takes_no_mail_and_is_not_named(client, staff, registrant,
+                                                               withdrawn):
+    draft = make_registration(registrant, nid="privdraft", submit=False)
+    if withdrawn:
+        draft = actions.registration_transition(registration=draft, transition="withdraw",
+                                                actor=registrant)
+    held = feed(message(sender="m@example.com", to="urn-registry@iana.example",
+                        subject="About a draft"))
+    client.force_login(staff)
+    field = f"m{held.pk}-registration"
+    refused = client.post(reverse("review:quarantine-attach", args=[held.pk]),
+                          {field: str(draft.pk), f"m{held.pk}-audience": "public"})
+    # The same answer as for a number no request has: a private draft's is not told.
+    assert refused.status_code == 400
+    card = one(page(refused), f"//article[@id='quarantined-{held.pk}']")
+    assert text(one(card, f".//*[@id='id_{field}-error']")) == f"There is no request #{draft.pk}."
+    with pytest.raises(workflow.Refused, match=f"There is no request #{draft.pk}"):
+        actions.inbound_message_attach(message=held, registration=draft, audience="public",
+                                       actor=staff)
+    assert not InboundPlacement.objects.exists()
+
+
 def test_only_staff_attach(in_review, expert):
     held = feed(message(sender="m@example.com", to="urn-registry@iana.example",
                         subject=subject_of(in_review)))

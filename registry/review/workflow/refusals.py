@@ -41,7 +41,12 @@ from registry.review.workflow.tables import (
     meaning_of,
     path_of,
 )
-from registry.review.workflow.visibility import can_handle_quarantine, can_view, comment_audiences
+from registry.review.workflow.visibility import (
+    can_handle_quarantine,
+    can_view,
+    comment_audiences,
+    was_submitted,
+)
 from registry.review.workflow.workload import conflict_of_interest, unavailability
 
 if TYPE_CHECKING:
@@ -428,7 +433,10 @@ def attach_refusal(message: InboundMessage, registration: RegistrationRequest, u
     if message.outcome not in message.QUARANTINE or hasattr(message, "placement"):
         return TransitionRefused("This message is not in the quarantine (already attached, "
                                  "or placed when it arrived).")
-    if registration.state == State.DRAFT:
+    if not was_submitted(registration):  # a draft, or a draft withdrawn: never public
+        if not can_view(registration, user):  # as for an id that does not exist
+            return TransitionRefused(f"There is no request #{registration.pk}.",
+                                     field="registration")
         return TransitionRefused("A draft is private to its registrant: attach the message "
                                  "to a submitted request.", field="registration")
     if audience not in Comment.Audience.values:
