@@ -564,10 +564,13 @@ def staff_queue(request):
         raise PermissionDenied("The queue is for IANA staff.")
     rows = list(RegistrationRequest.objects.staff_queue())
     ready = [(r, workflow.race_of(r), workflow.open_transitions(r, request.user))
-             for r in rows if r.state == State.APPROVED]
-    iesg = [(r, workflow.race_of(r)) for r in rows if r.state == State.AWAITING_IESG]
+             for r in rows if workflow.registers_from(r.state)]
+    # Every other state the queue lists (its row's staff_next_step), in the table's order.
+    waiting = [(meaning, [(r, workflow.race_of(r)) for r in rows if r.state == meaning.state])
+               for meaning in workflow.STATES.values()
+               if meaning.staff_queue and not workflow.registers_from(meaning.state)]
     return render(request, "review/staff_queue.html", {
-        "ready": ready, "iesg": iesg,
+        "ready": ready, "waiting": waiting,
         "recent": RegistrationRequest.objects.recently_registered(),
         "now": timezone.now(),
         "can_see_dashboard": workflow.can_see_dashboard(request.user),

@@ -54,6 +54,12 @@ def test_each_state_is_where_its_row_says(client, in_state, expert, staff):
 
     client.force_login(staff)
     assert _listed(client, reverse("review:staff-queue"), registration) == row.staff_queue
+    if row.staff_queue:  # under its state's heading, or with what staff register
+        queue = page(client.get(reverse("review:staff-queue")))
+        heading = queue.xpath(f"//main//a[@href='{registration.get_absolute_url()}']"
+                              "/preceding::h2[1]")[0].text_content()
+        assert ("Ready to register" if workflow.registers_from(row.state)
+                else row.label) in heading
     client.logout()
     assert _listed(client, reverse("review:public-review"), registration) == row.public_review
 

@@ -99,6 +99,7 @@ from registry.review.workflow.tables import (
     event_label,
     meaning_of,
     path_of,
+    registers_from,
     review_restarts_from,
     states_where,
 )
@@ -230,6 +231,7 @@ __all__ = [
     "race_of",
     "refusal",
     "registered_meanwhile",
+    "registers_from",
     "registrant_label",
     "remember_race",
     "requests_visible_to",

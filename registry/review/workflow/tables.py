@@ -214,6 +214,12 @@ def review_restarts_from(state: str) -> bool:
     return bool(onward) and all(t.creates_round for t in onward)
 
 
+def registers_from(state: str) -> bool:
+    """Whether IANA staff register the namespace from ``state`` (a transition out of it
+    publishes): the staff queue's first list, the rest by what staff do next."""
+    return any(t.publishes and state in t.sources for t in TRANSITIONS.values())
+
+
 def path_of(registration: RegistrationRequest) -> str:
     return FAST_TRACK if registration.shown_fast_track else COMMUNITY
 
