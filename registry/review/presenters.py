@@ -120,7 +120,7 @@ def actions_panel(registration: RegistrationRequest, user: Any, *,
                 if workflow.may_be_assigned(registration, e)] if can_assign else [])
     return {
         "offered": offered,
-        "offered_close": any(move.race_only for move, _ in offered),
+        "offered_close": any(move.overtaken_only for move, _ in offered),
         "can_edit": workflow.can_edit(registration, user),
         "can_assign": can_assign,
         "experts": experts,

@@ -104,8 +104,8 @@ def _requires(t: Transition) -> list[str]:
         needs.append("a complete template")
     if t.independent:
         needs.append("not the request's registrant")
-    if t.race_only:
-        needs.append("a race for its NID")
+    if t.overtaken_only:
+        needs.append("a race for its NID, or a holder change of the namespace it revises")
     if t.needs_free_nid:
         needs.append("the NID still free")
     return needs

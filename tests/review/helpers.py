@@ -59,7 +59,7 @@ def registration_in(state, *, path, people, nid, standardisation=False):
                                   for name, _ in route)
     for name, who in route:
         rival = None
-        if workflow.TRANSITIONS[name].race_only:
+        if workflow.TRANSITIONS[name].overtaken_only:
             rival = make_registration(owner, nid=nid.upper(), fast_track=fast)
         registration = actions.registration_transition(
             registration=registration, transition=name, actor=people[who],

@@ -150,7 +150,7 @@ def test_who_is_reminded_first_is_who_can_act_in_the_state():
         if not row.reminds:
             continue
         acting = {r for t in TRANSITIONS.values() if row.state in t.sources
-                  and not t.race_only and t.name != "withdraw" for r in t.roles}
+                  and not t.overtaken_only and t.name != "withdraw" for r in t.roles}
         if EXPERT_ROLE in acting:
             assert row.reminds == workflow.EXPERTS, row.state
         elif STAFF_ROLE in acting:

@@ -112,7 +112,7 @@ def test_every_allowed_triple_works_through_the_action(state, name, role, path, 
     who = _people_for(path, people)
     registration = registration_in(state, path=path, people=who, nid="wfallowed",
                                    standardisation=name == "report_to_iesg")
-    if TRANSITIONS[name].race_only:  # a case-twin makes it a race
+    if TRANSITIONS[name].overtaken_only:  # a case-twin makes it a race
         registration_in("in_review", path=C, people=people, nid="WFAllowed")
     before = RequestEvent.objects.filter(registration=registration).count()
     result = actions.registration_transition(registration=registration, transition=name,

@@ -163,12 +163,13 @@ def _standardisation_mismatch(registration: RegistrationRequest,
 
 def _race_refusal(registration: RegistrationRequest, transition: Transition,
                   roles: set[str]) -> Refused | None:
-    """Closing is only for a request in a race; a NID registered meanwhile ends the
-    moves that need it free."""
-    if not (transition.race_only or transition.needs_free_nid):
+    """Closing is only for a request overtaken by events (a race for its NID, a holder
+    change of the namespace it revises); a NID registered meanwhile ends the moves that
+    need it free."""
+    if not (transition.overtaken_only or transition.needs_free_nid):
         return None
     race = race_of(registration)
-    if transition.race_only and not race and not holder_changed(registration):
+    if transition.overtaken_only and not race and not holder_changed(registration):
         return TransitionRefused(
             "Only a request in a race for its NID (another open request proposes it, or it "
             "was registered meanwhile), or a revision of a namespace that changed holder "

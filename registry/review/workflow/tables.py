@@ -135,7 +135,10 @@ class Transition:
     publishes: bool = False  # registers the namespace or publishes its next version
     standardisation: bool | None = None  # only when involved (True) / not involved (False)
     independent: bool = False  # conflict of interest: never by the request's registrant
-    race_only: bool = False  # only for a request that lost (or is in) a race for its NID
+    # Only for a request overtaken by events: in a race for its NID (another open request
+    # proposes it, or it was registered meanwhile), or a revision of a namespace whose
+    # holder changed since (refusals._race_refusal).
+    overtaken_only: bool = False
     needs_free_nid: bool = False  # refused once the proposed NID is registered meanwhile
     mail: tuple[str, ...] = ()  # who is told
     confirm: str = ""  # the question asked before it is taken
@@ -201,7 +204,7 @@ TRANSITIONS: dict[str, Transition] = {t.name: t for t in (
        button="outline-danger"),
     _t("close", "Close the request", OPEN_STATES, State.CLOSED, [EXPERT_ROLE, STAFF_ROLE],
        "Closed; the registrant will be told by mail.", needs_comment="Why it is closed",
-       independent=True, race_only=True, mail=(REGISTRANT, EXPERTS),
+       independent=True, overtaken_only=True, mail=(REGISTRANT, EXPERTS),
        confirm="Close this request? This cannot be undone.", button="outline-danger"),
 )}
 
