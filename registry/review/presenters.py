@@ -117,7 +117,7 @@ def actions_panel(registration: RegistrationRequest, user: Any, *,
     unplaced = ([e for errors in refused.errors.values() for e in errors]
                 if refused is not None and bound.get("target") not in placed else [])
     experts = ([e for e in get_user_model().objects.designated_experts()
-                if workflow.may_be_assigned(registration, e)] if can_assign else [])
+                if workflow.may_be_assigned(registration, e, user)] if can_assign else [])
     return {
         "offered": offered,
         "offered_close": any(move.overtaken_only for move, _ in offered),

@@ -480,11 +480,15 @@ def dashboard(request):
     experts = list(get_user_model().objects.designated_experts().with_load())
     # The assignee marked away today, for each request assigned to one (else None).
     away = {e.pk: e for e in experts if workflow.is_away(e, today=today)}
-    columns = [(State(state).label, state,
-                [(r, workflow.race_of(r), workflow.can_assign(r, request.user),
-                  _registration_warnings(r, index),
-                  workflow.suggested_assignee(r, experts, today=today),
-                  away.get(r.assigned_expert_id)) for r in rows])
+    def row(r: RegistrationRequest) -> tuple:
+        can_assign = workflow.can_assign(r, request.user)
+        choices = ([e for e in experts if workflow.may_be_assigned(r, e, request.user)]
+                   if can_assign else [])
+        return (r, workflow.race_of(r), can_assign, choices, _registration_warnings(r, index),
+                workflow.suggested_assignee(r, experts, today=today),
+                away.get(r.assigned_expert_id))
+
+    columns = [(State(state).label, state, [row(r) for r in rows])
                for state, rows in queue.items()]
     load = [(e, workflow.unavailability(e, today=today)) for e in experts]
     return render(request, "review/dashboard.html", {

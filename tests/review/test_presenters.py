@@ -1,15 +1,19 @@
 """The request page's panels (registry/review/presenters.py), each on its own: what it
 shows, and for whom."""
 
+import datetime as dt
+
 import pytest
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser
 from django.http import QueryDict
 from django.utils import timezone
 
+from registry.accounts.actions import expert_set_availability
 from registry.review import actions, presenters, workflow
 from registry.review.forms import CommentForm
 from registry.review.models import Comment, RequestEvent
-from tests.factories import make_registration
+from tests.factories import make_registration, make_user
 from tests.review.helpers import EARLY, registration_in
 
 pytestmark = pytest.mark.django_db
@@ -50,6 +54,31 @@ def test_the_actions_panel_offers_what_the_policy_allows(registrant, expert, sec
     # The registrant is never among those a request can be assigned to.
     assert second_expert in theirs["experts"] and expert not in theirs["experts"]
     assert [a for a, _ in theirs["audiences"]] == workflow.comment_audiences(own, second_expert)
+
+
+def test_the_assign_choices_are_those_the_assign_action_accepts(registrant, expert,
+                                                              second_expert, staff):
+    """An expert of the registrant's organisation, or one away, is not offered (assigning
+    them is refused); the current assignee stays shown as chosen."""
+    colleague = make_user("colleague@example.org", roles=["designated expert"],
+                          organisation=registrant.organisation)
+    away = make_user("away@example.org", roles=["designated expert"])
+    expert_set_availability(expert=away, unavailable_until=timezone.localdate()
+                            + dt.timedelta(days=9), max_open_assignments=None, actor=away)
+    registration = make_registration(registrant, nid="assignees")
+    offered = presenters.actions_panel(registration, staff, bound={},
+                                       now=timezone.now())["experts"]
+    candidates = list(get_user_model().objects.designated_experts())
+    assert {away, colleague} <= set(candidates)
+    assert offered == [e for e in candidates
+                       if workflow.assign_refusal(registration, staff, e) is None]
+    assert colleague not in offered and away not in offered and expert in offered
+    registration = actions.registration_assign(registration=registration, expert=expert,
+                                               actor=staff)
+    expert_set_availability(expert=expert, unavailable_until=timezone.localdate()
+                            + dt.timedelta(days=9), max_open_assignments=None, actor=expert)
+    again = presenters.actions_panel(registration, staff, bound={}, now=timezone.now())
+    assert expert in again["experts"]  # away now, still the one assigned
 
 
 def test_a_refused_form_comes_back_at_its_place_or_above_the_page(registrant, expert):

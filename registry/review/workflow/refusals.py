@@ -391,9 +391,11 @@ def assign_refusal(registration: RegistrationRequest, user: Visitor,
     return None
 
 
-def may_be_assigned(registration: RegistrationRequest, expert: User) -> bool:
-    """Whether ``expert`` is one a request can be assigned to (its assign form's choices)."""
-    return expert.pk != registration.registrant_id
+def may_be_assigned(registration: RegistrationRequest, expert: User, user: Visitor) -> bool:
+    """Whether ``user``'s assign form for a request offers ``expert``: one they may
+    assign it to (``assign_refusal``), or its assignee already (shown as chosen)."""
+    return (expert.pk == registration.assigned_expert_id
+            or assign_refusal(registration, user, expert) is None)
 
 
 def can_assign(registration: RegistrationRequest, user: Visitor) -> bool:
