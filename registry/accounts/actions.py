@@ -204,13 +204,13 @@ def expert_set_availability(*, expert: User, unavailable_until: dt.date | None,
     they take at most (read by registry.review.workflow when it suggests an assignee
     or reminds). Their own choice: only they (or a command) set it. Nothing changing
     writes nothing."""
-    from registry.accounts.roles import is_expert
+    from registry.review import workflow
 
+    expert = _locked(expert)
     if actor is not None and actor.pk != expert.pk:
         raise AccountRefused("Only the expert themselves sets their availability.")
-    if not is_expert(expert):
+    if not workflow.can_set_availability(expert):
         raise AccountRefused("Availability is for designated experts.")
-    expert = _locked(expert)
     wanted = {"unavailable_until": unavailable_until,
               "max_open_assignments": max_open_assignments}
     diff = {name: [getattr(expert, name), value] for name, value in wanted.items()

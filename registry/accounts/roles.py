@@ -1,7 +1,8 @@
 """Roles are Django groups. A registrant is anyone who has signed up.
 
-The questions "what role is this person in?" and "may this person use the IANA staff
-pages?" are answered here, and nowhere else."""
+The question "what role is this person in?" is answered here, and nowhere else; what
+a role may see or do, the IANA staff pages included, is answered by
+registry.review.workflow."""
 
 from __future__ import annotations
 
@@ -56,19 +57,6 @@ def is_expert(user: Any) -> bool:
 
 def is_iana_staff(user: Any) -> bool:
     return _in_group(user, STAFF)
-
-
-def can_use_staff_pages(user: Any) -> bool:
-    """IANA staff pages (namespace records, accounts, recognition, roles): staff only."""
-    return is_iana_staff(user)
-
-
-def require_staff_pages(user: Any) -> None:
-    """Refuse (403) anyone :func:`can_use_staff_pages` does not let in."""
-    from django.core.exceptions import PermissionDenied
-
-    if not can_use_staff_pages(user):
-        raise PermissionDenied("These pages are for IANA staff.")
 
 
 def role_label(user: Any) -> str:

@@ -35,7 +35,7 @@ from django.utils.crypto import constant_time_compare
 from django.utils.functional import SimpleLazyObject
 from django.utils.html import escape
 
-from registry.accounts.roles import can_use_staff_pages, role_label
+from registry.accounts.roles import role_label
 from registry.release import current_release
 
 # Where the search text goes in a kept navigation. A NUL cannot reach the page from any
@@ -220,8 +220,8 @@ _SHOWN_COLUMNS: dict[type, tuple[str, ...]] = {}  # by account model
 
 
 def navigation_context(user: Any) -> dict[str, Any]:
-    """What the navigation offers ``user`` (signed in or not), as the policy answers it:
-    the pages of the workflow (registry.review.workflow) and the staff pages (roles.py).
+    """What the navigation offers ``user`` (signed in or not), as the policy answers it
+    (registry.review.workflow): the dashboard, the staff queue, the staff pages.
     ``_nav.html`` asks these values and decides nothing; the kept navigation and the
     context processor both build them here."""
     from registry.review import workflow
@@ -230,7 +230,7 @@ def navigation_context(user: Any) -> dict[str, Any]:
     return {
         "can_see_dashboard": workflow.can_see_dashboard(user),
         "can_see_staff_queue": workflow.can_see_staff_queue(user),
-        "can_use_staff_pages": can_use_staff_pages(user),
+        "can_use_staff_pages": workflow.can_use_staff_pages(user),
         "role_label": role_label(user) if signed_in else "",
     }
 

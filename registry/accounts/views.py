@@ -17,8 +17,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from registry.accounts import actions
 from registry.accounts.forms import HolderForm, ProfileForm, ReasonForm
 from registry.accounts.models import User
-from registry.accounts.roles import ROLE_GROUPS, require_staff_pages, role_label
+from registry.accounts.roles import ROLE_GROUPS, role_label
 from registry.namespaces.actions import RegistryError, namespace_update_record
+from registry.review import workflow
 from registry.review.models import RegistrationRequest
 
 # The role's own name, first letter raised ("IANA staff" stays as it is written).
@@ -28,7 +29,7 @@ FILTERS = {"recognized": "Recognized standards bodies",
 
 @login_required
 def accounts(request: HttpRequest) -> HttpResponse:
-    require_staff_pages(request.user)
+    workflow.require_staff_pages(request.user)
     q = request.GET.get("q", "")[:200]
     show = request.GET.get("show", "")
     found = User.objects.search(q)
@@ -103,7 +104,7 @@ def _form_of(which: str, forms: dict[str, Any]) -> Any:
 
 @login_required
 def account(request: HttpRequest, pk: int) -> HttpResponse:
-    require_staff_pages(request.user)
+    workflow.require_staff_pages(request.user)
     account = get_object_or_404(User, pk=pk)
     which = request.POST.get("form", "") if request.method == "POST" else None
     forms = _forms(request, account, which)

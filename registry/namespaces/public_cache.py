@@ -47,7 +47,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from django.conf import settings
 from django.contrib.messages import get_messages
@@ -60,7 +60,6 @@ from django.utils.cache import patch_vary_headers
 from django.utils.connection import ConnectionProxy
 from django.utils.http import http_date, parse_http_date_safe
 
-from registry.accounts.roles import can_use_staff_pages
 from registry.accounts.signed_in import navigation, read_visitor
 from registry.http_semantics import (
     GZIP,
@@ -72,6 +71,9 @@ from registry.http_semantics import (
 from registry.namespaces.query_params import NO_QUERY, Query
 from registry.release import current_release
 from registry.unavailable import DATABASE_AWAY
+
+if TYPE_CHECKING:
+    from registry.namespaces.models import Namespace
 
 cache: Any = ConnectionProxy(caches, "public")
 
@@ -389,13 +391,18 @@ def _render_slot(request: HttpRequest, name: str, context: dict) -> str:
     if name == "holder":
         # The template offers the staff pages and, to the holder, a new version: for any
         # other visitor it is empty, so it is not rendered.
+        from registry.namespaces.models import Namespace
+        from registry.review import workflow
+
         user = request.user
-        staff = can_use_staff_pages(user)
-        is_holder = user.is_authenticated and context.get("holder_id") == user.pk
+        namespace = Namespace(pk=context.get("namespace_id"), nid=context.get("nid", ""),
+                              holder_id=context.get("holder_id"))
+        staff = workflow.can_use_staff_pages(user)
+        is_holder = workflow.is_holder(namespace, user)
         if not (staff or is_holder):
             return ""
         context = {**context, "can_use_staff_pages": staff, "csrf_token": get_token(request),
-                   **(_holder_context(request, context) if is_holder else {})}
+                   **(_holder_context(request, namespace) if is_holder else {})}
         return render_to_string(SLOT_TEMPLATES[name], context)
     if name == "workload":
         from django.utils import timezone
@@ -409,13 +416,10 @@ def _render_slot(request: HttpRequest, name: str, context: dict) -> str:
     return render_to_string(SLOT_TEMPLATES[name], context, request=request)
 
 
-def _holder_context(request: HttpRequest, context: dict) -> dict:
+def _holder_context(request: HttpRequest, namespace: Namespace) -> dict:
     """For the holder only: may they start a new version now (the workflow decides)?"""
-    from registry.namespaces.models import Namespace
     from registry.review.workflow import revise_refusal
 
-    namespace = Namespace(pk=context["namespace_id"], nid=context["nid"],
-                          holder_id=context["holder_id"])
     refusal = revise_refusal(namespace, request.user)
     return {"can_revise": refusal is None, "revise_refusal": str(refusal or ""),
             "is_holder": True}

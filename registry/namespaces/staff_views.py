@@ -15,7 +15,6 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from registry.accounts.models import User
-from registry.accounts.roles import require_staff_pages
 from registry.namespaces.actions import (
     ACTIVE,
     DEPRECATED,
@@ -28,12 +27,13 @@ from registry.namespaces.forms import DeprecateForm, RecordForm, ReinstateForm
 from registry.namespaces.models import Namespace
 from registry.namespaces.template import CONTACT_FIELDS, field_label
 from registry.namespaces.views import namespace_or_404
+from registry.review import workflow
 
 
 @login_required
 def find_namespace(request: HttpRequest) -> HttpResponse:
     """The staff queue's "registry record of" box: to the record, or back with a message."""
-    require_staff_pages(request.user)
+    workflow.require_staff_pages(request.user)
     nid = request.GET.get("nid", "").strip()[:64]
     namespace = Namespace.objects.by_nid(nid).first() if nid else None
     if namespace is None:
@@ -59,7 +59,7 @@ def _carried_out(form: forms.BaseForm, write: Callable[[], object]) -> bool:
 
 @login_required
 def namespace_record(request: HttpRequest, nid: str) -> HttpResponse:
-    require_staff_pages(request.user)
+    workflow.require_staff_pages(request.user)
     namespace = namespace_or_404(nid)
     actor = cast(User, request.user)  # login_required
     which = request.POST.get("form") if request.method == "POST" else None
@@ -84,7 +84,6 @@ def namespace_record(request: HttpRequest, nid: str) -> HttpResponse:
                 replaced_by=status.cleaned_data.get("replaced_by", ""), actor=actor)):
             messages.success(request, f"{namespace.nid} is now {target}.")
             return redirect("namespaces:staff-namespace", namespace.nid)
-    from registry.review import workflow
     from registry.review.models import RegistrationRequest
 
     # A revision open now: a holder change strands it (it can then only be closed).

@@ -24,7 +24,6 @@ from registry.accounts.roles import (
     ROLE_GROUPS,
     STAFF,
     STAFF_ROLE,
-    can_use_staff_pages,
 )
 from registry.review import actions, workflow
 from registry.review.models import Comment, RegistrationRequest
@@ -215,7 +214,7 @@ def expect_staff_page(get: int = 200, post: int = 200):
     def expect(world, persona, state, method):
         if persona == "anonymous":
             return 302
-        if not can_use_staff_pages(_user(world, persona)):
+        if not workflow.can_use_staff_pages(_user(world, persona)):
             return 403
         return get if method == "GET" else post
     return expect

@@ -45,6 +45,7 @@ from registry.review.workflow.visibility import (
     can_handle_quarantine,
     can_view,
     comment_audiences,
+    is_holder,
     was_submitted,
 )
 from registry.review.workflow.workload import conflict_of_interest, unavailability
@@ -299,7 +300,7 @@ def blocking_revisions(revisions: QuerySet[RegistrationRequest],
 def revise_refusal(namespace: Namespace, user: Visitor) -> Refused | None:
     """Whether ``user`` may start a new version of ``namespace`` now: its holder, once
     no other revision of it is open (so each version builds on the one before)."""
-    if not signed_in(user) or namespace.holder_id != user.pk:
+    if not is_holder(namespace, user):
         return NotAllowed("Only the holder of a namespace can revise it.")
     if hasattr(namespace, "open_revision_pk"):  # annotated for a list (one query)
         open_pk = namespace.open_revision_pk

@@ -4,6 +4,7 @@ feed and mail asks these functions (and the querysets use their filters)."""
 
 from __future__ import annotations
 
+from django.core.exceptions import PermissionDenied
 from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q
 
 from registry.accounts.models import User
@@ -14,7 +15,7 @@ from registry.accounts.roles import (
     is_expert,
     is_iana_staff,
 )
-from registry.namespaces.models import TemplateVersion
+from registry.namespaces.models import Namespace, TemplateVersion
 from registry.review.models import (
     Comment,
     InboundMessage,
@@ -244,6 +245,22 @@ def can_see_workload(user: Visitor) -> bool:
 def can_set_availability(user: Visitor) -> bool:
     """A designated expert says when they are away and how much they take."""
     return is_expert(user)
+
+
+def can_use_staff_pages(user: Visitor) -> bool:
+    """IANA staff pages (namespace records, accounts, recognition, roles): staff only."""
+    return is_iana_staff(user)
+
+
+def require_staff_pages(user: Visitor) -> None:
+    """Refuse (403) anyone :func:`can_use_staff_pages` does not let in."""
+    if not can_use_staff_pages(user):
+        raise PermissionDenied("These pages are for IANA staff.")
+
+
+def is_holder(namespace: Namespace, user: Visitor) -> bool:
+    """Whether ``user`` holds ``namespace`` (may ask for its new versions)."""
+    return signed_in(user) and namespace.holder_id == user.pk
 
 
 def can_see_staff_queue(user: Visitor) -> bool:
