@@ -17,7 +17,7 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 
 from registry.accounts.models import AccountEvent, User
-from registry.accounts.roles import GROUP_PERMISSIONS, ROLE_GROUPS, STAFF, forget_roles
+from registry.accounts.roles import GROUP_PERMISSIONS, ROLE_GROUPS, STAFF_GROUP, forget_roles
 
 PROFILE_FIELDS = ("first_name", "last_name", "organisation", "is_active")
 
@@ -159,7 +159,7 @@ def role_grant(*, user: User, role: str, reason: str, actor: User | None) -> Use
     if user.groups.filter(pk=group.pk).exists():
         raise AccountRefused(f"{user.display_name} is already {role}.")
     user.groups.add(group)
-    if role == STAFF and not user.is_staff:
+    if role == STAFF_GROUP and not user.is_staff:
         user.is_staff = True
         user.save(update_fields=["is_staff"])
     _record(user, actor, AccountEvent.Kind.ROLE_GRANTED, reason, role=role)
@@ -177,10 +177,10 @@ def role_revoke(*, user: User, role: str, reason: str, actor: User | None) -> Us
     user = _locked(user)
     if not user.groups.filter(pk=group.pk).exists():
         raise AccountRefused(f"{user.display_name} is not {role}.")
-    if actor is not None and actor.pk == user.pk and role == STAFF:
+    if actor is not None and actor.pk == user.pk and role == STAFF_GROUP:
         raise AccountRefused("Ask another member of IANA staff to end your own staff role.")
     user.groups.remove(group)
-    if role == STAFF and user.is_staff and not user.is_superuser:
+    if role == STAFF_GROUP and user.is_staff and not user.is_superuser:
         user.is_staff = False
         user.save(update_fields=["is_staff"])
     _record(user, actor, AccountEvent.Kind.ROLE_REVOKED, reason, role=role)

@@ -16,7 +16,7 @@ from django.http import HttpRequest, HttpResponse
 
 from registry.accounts import actions
 from registry.accounts.models import AccountEvent, User
-from registry.accounts.roles import ROLE_GROUPS, STAFF
+from registry.accounts.roles import ROLE_GROUPS, STAFF_GROUP
 from registry.admin_base import NoAddNoDeleteMixin, ReadOnlyAdmin, ReadOnlyInline, reason_action
 from registry.text_policy import TextPolicyForm
 
@@ -62,7 +62,8 @@ class AccountForm(TextPolicyForm, forms.ModelForm):
         if self.acting_pk is not None and self.acting_pk == self.instance.pk:
             if "is_active" in self.changed_data and not data.get("is_active"):
                 self.add_error("is_active", "You cannot deactivate your own account.")
-            if STAFF in self.initial.get("roles", []) and STAFF not in data.get("roles", [STAFF]):
+            if (STAFF_GROUP in self.initial.get("roles", [])
+                    and STAFF_GROUP not in data.get("roles", [STAFF_GROUP])):
                 self.add_error("roles", "Ask another member of IANA staff to end your own "
                                         "staff role.")
         return data

@@ -44,14 +44,14 @@ class AccountQuerySet(EventGuardedQuerySet):
 
     def designated_experts(self) -> AccountQuerySet:
         """The active designated experts (RFC 8141 section 6.2)."""
-        from registry.accounts.roles import EXPERT
+        from registry.accounts.roles import EXPERT_GROUP
 
-        return self.with_role(EXPERT)
+        return self.with_role(EXPERT_GROUP)
 
     def iana_staff(self) -> AccountQuerySet:
-        from registry.accounts.roles import STAFF
+        from registry.accounts.roles import STAFF_GROUP
 
-        return self.with_role(STAFF)
+        return self.with_role(STAFF_GROUP)
 
     def with_load(self) -> AccountQuerySet:
         """Annotate each account with ``open_assignments``: the open requests assigned

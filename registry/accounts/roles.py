@@ -11,9 +11,9 @@ from typing import Any
 
 from django.contrib.auth.models import Group, Permission
 
-EXPERT = "designated expert"
-STAFF = "IANA staff"
-ROLE_GROUPS = (EXPERT, STAFF)
+EXPERT_GROUP = "designated expert"
+STAFF_GROUP = "IANA staff"
+ROLE_GROUPS = (EXPERT_GROUP, STAFF_GROUP)
 
 REGISTRANT_ROLE = "registrant"
 EXPERT_ROLE = "expert"
@@ -22,7 +22,7 @@ STAFF_ROLE = "staff"
 # What each role's group may do in the admin ("app_label.codename"). IANA staff keep
 # the registry row and the accounts; history is view-only for everyone.
 GROUP_PERMISSIONS: dict[str, tuple[str, ...]] = {
-    STAFF: (
+    STAFF_GROUP: (
         "accounts.view_user", "accounts.change_user", "accounts.recognize_standards_body",
         "accounts.grant_role", "accounts.view_accountevent",
         "namespaces.view_namespace", "namespaces.change_namespace",
@@ -32,7 +32,7 @@ GROUP_PERMISSIONS: dict[str, tuple[str, ...]] = {
         "review.view_registrationrequest", "review.view_round", "review.view_requestevent",
         "review.view_comment", "review.view_outboundmessage", "review.view_inboundmessage",
     ),
-    EXPERT: (),
+    EXPERT_GROUP: (),
 }
 
 
@@ -52,11 +52,11 @@ def sync_role_groups(**signal_kwargs: Any) -> None:
 
 
 def is_expert(user: Any) -> bool:
-    return _in_group(user, EXPERT)
+    return _in_group(user, EXPERT_GROUP)
 
 
 def is_iana_staff(user: Any) -> bool:
-    return _in_group(user, STAFF)
+    return _in_group(user, STAFF_GROUP)
 
 
 def role_label(user: Any) -> str:

@@ -5,7 +5,7 @@ from django.db import connection, transaction
 
 from registry.accounts import actions
 from registry.accounts.models import AccountEvent, User
-from registry.accounts.roles import EXPERT, STAFF, is_iana_staff
+from registry.accounts.roles import EXPERT_GROUP, STAFF_GROUP, is_iana_staff
 from registry.history import AppendOnlyError, UnrecordedChange
 from tests.factories import make_user
 
@@ -33,7 +33,7 @@ def test_every_account_action_needs_a_reason(body, staff, reason):
     with pytest.raises(actions.AccountRefused, match="reason"):
         actions.user_recognize(user=body, reason=reason, actor=staff)
     with pytest.raises(actions.AccountRefused, match="reason"):
-        actions.role_grant(user=body, role=EXPERT, reason=reason, actor=staff)
+        actions.role_grant(user=body, role=EXPERT_GROUP, reason=reason, actor=staff)
     body.refresh_from_db()
     assert not body.recognized_standards_body and not body.groups.exists()
     assert not AccountEvent.objects.filter(user=body).exists()
@@ -44,33 +44,33 @@ def test_only_staff_may_change_accounts(body, registrant, expert):
         with pytest.raises(actions.AccountRefused, match="Only IANA staff"):
             actions.user_recognize(user=body, reason="Why not.", actor=actor)
         with pytest.raises(actions.AccountRefused, match="Only IANA staff"):
-            actions.role_grant(user=body, role=STAFF, reason="Why not.", actor=actor)
+            actions.role_grant(user=body, role=STAFF_GROUP, reason="Why not.", actor=actor)
     assert not AccountEvent.objects.filter(user=body).exists()
 
 
 def test_granting_staff_opens_the_admin_and_revoking_closes_it(body, staff):
-    actions.role_grant(user=body, role=STAFF, reason="Joined IANA.", actor=staff)
+    actions.role_grant(user=body, role=STAFF_GROUP, reason="Joined IANA.", actor=staff)
     body.refresh_from_db()
     assert body.is_staff and not body.is_superuser and is_iana_staff(body)
     assert body.has_perm("namespaces.set_namespace_status")
-    actions.role_revoke(user=body, role=STAFF, reason="Left IANA.", actor=staff)
+    actions.role_revoke(user=body, role=STAFF_GROUP, reason="Left IANA.", actor=staff)
     body = User.objects.get(pk=body.pk)
     assert not body.is_staff and not is_iana_staff(body)
     assert not body.has_perm("namespaces.set_namespace_status")
     kinds = [(e.kind, e.role) for e in AccountEvent.objects.filter(user=body).order_by("id")]
     # Ending the role revoked their reply addresses too (registry.review.actions).
-    assert kinds[-3:] == [("role_granted", STAFF), ("role_revoked", STAFF),
+    assert kinds[-3:] == [("role_granted", STAFF_GROUP), ("role_revoked", STAFF_GROUP),
                           (AccountEvent.Kind.REPLY_ADDRESSES_REVOKED, "")]
 
 
 def test_refusals_say_what_is_already_so(body, staff):
-    actions.role_grant(user=body, role=EXPERT, reason="Appointed by the IESG.", actor=staff)
+    actions.role_grant(user=body, role=EXPERT_GROUP, reason="Appointed by the IESG.", actor=staff)
     with pytest.raises(actions.AccountRefused, match="already designated expert"):
-        actions.role_grant(user=body, role=EXPERT, reason="Again.", actor=staff)
+        actions.role_grant(user=body, role=EXPERT_GROUP, reason="Again.", actor=staff)
     with pytest.raises(actions.AccountRefused, match="not a recognized"):
         actions.user_unrecognize(user=body, reason="Never was.", actor=staff)
     with pytest.raises(actions.AccountRefused, match="own staff role"):
-        actions.role_revoke(user=staff, role=STAFF, reason="Bored.", actor=staff)
+        actions.role_revoke(user=staff, role=STAFF_GROUP, reason="Bored.", actor=staff)
 
 
 def test_profile_change_records_before_and_after_and_ignores_no_change(body, staff):

@@ -10,7 +10,7 @@ import pytest
 from django.core import mail
 
 from registry.accounts import actions as account_actions
-from registry.accounts.roles import EXPERT
+from registry.accounts.roles import EXPERT_GROUP
 from registry.review import actions
 from registry.review.mailaddress import reply_address
 from registry.review.models import OutboundMessage, RequestEvent
@@ -32,7 +32,7 @@ def reply(sender: str, to: str, registration, number: int) -> bytes:
 
 def end(how: str, expert, staff):
     if how == "role revoked":
-        account_actions.role_revoke(user=expert, role=EXPERT, reason="Stepped down.",
+        account_actions.role_revoke(user=expert, role=EXPERT_GROUP, reason="Stepped down.",
                                     actor=staff)
     else:
         account_actions.user_update_profile(user=expert, changes={"is_active": False},
@@ -82,13 +82,13 @@ def test_ending_a_role_ends_assignments_mail_and_reply_addresses(
 
 def test_ending_another_role_keeps_an_experts_assignments(
         registrant, expert, staff, django_capture_on_commit_callbacks):
-    from registry.accounts.roles import STAFF
+    from registry.accounts.roles import STAFF_GROUP
 
-    account_actions.role_grant(user=expert, role=STAFF, reason="Joined IANA.", actor=staff)
+    account_actions.role_grant(user=expert, role=STAFF_GROUP, reason="Joined IANA.", actor=staff)
     with django_capture_on_commit_callbacks(execute=True):
         registration = make_registration(registrant, nid="rolekeep")
         actions.registration_assign(registration=registration, expert=expert, actor=expert)
-    account_actions.role_revoke(user=expert, role=STAFF, reason="Left IANA.", actor=staff)
+    account_actions.role_revoke(user=expert, role=STAFF_GROUP, reason="Left IANA.", actor=staff)
     registration.refresh_from_db()
     assert registration.assigned_expert == expert
 

@@ -13,7 +13,7 @@ from lxml import html as lxml_html
 from registry.accounts import signed_in as signed_in_module
 from registry.accounts.actions import role_grant, role_revoke, user_recognize, user_update_profile
 from registry.accounts.models import AccountSession, User
-from registry.accounts.roles import EXPERT, STAFF
+from registry.accounts.roles import EXPERT_GROUP, STAFF_GROUP
 
 PAGES = ["/", "/requests/review/", "/search/?q=isbn"]  # cached public pages
 ROLE = "//nav//*[@data-role]"
@@ -93,13 +93,13 @@ def test_the_search_text_is_escaped_into_the_cached_navigation(signed_in_client)
 
 
 @pytest.mark.parametrize("change, role", [
-    (lambda user: role_grant(user=user, role=EXPERT, reason="Appointed.", actor=None),
+    (lambda user: role_grant(user=user, role=EXPERT_GROUP, reason="Appointed.", actor=None),
      "designated expert"),
-    (lambda user: role_grant(user=user, role=STAFF, reason="Hired.", actor=None),
+    (lambda user: role_grant(user=user, role=STAFF_GROUP, reason="Hired.", actor=None),
      "IANA staff"),
     (lambda user: user_recognize(user=user, reason="IESG decision.", actor=None),
      "standards body"),
-    (lambda user: Group.objects.get(name=EXPERT).user_set.add(user), "designated expert"),
+    (lambda user: Group.objects.get(name=EXPERT_GROUP).user_set.add(user), "designated expert"),
 ], ids=["expert", "staff", "recognized", "added to the group"])
 def test_a_new_role_shows_at_the_next_request(signed_in_client, registrant, change, role):
     assert role_of(signed_in_client) == "registrant"
@@ -111,7 +111,7 @@ def test_a_role_taken_away_shows_at_the_next_request(client, expert):
     client.force_login(expert)
     tree = nav(client)
     assert tree.xpath(".//a[@href='/requests/dashboard/']")
-    role_revoke(user=expert, role=EXPERT, reason="Term ended.", actor=None)
+    role_revoke(user=expert, role=EXPERT_GROUP, reason="Term ended.", actor=None)
     tree = nav(client)
     assert not tree.xpath(".//a[@href='/requests/dashboard/']")
     assert tree.xpath(ROLE)[0].text_content() == "registrant"
@@ -122,10 +122,10 @@ def test_a_group_cleared_or_deleted_shows_at_the_next_request(client, expert, se
     client.force_login(expert)
     other.force_login(second_expert)
     assert role_of(client) == role_of(other) == "designated expert"
-    group = Group.objects.get(name=EXPERT)
+    group = Group.objects.get(name=EXPERT_GROUP)
     group.user_set.clear()
     assert role_of(client) == "registrant"
-    role_grant(user=second_expert, role=EXPERT, reason="Back.", actor=None)
+    role_grant(user=second_expert, role=EXPERT_GROUP, reason="Back.", actor=None)
     assert role_of(other) == "designated expert"
     group.delete()
     assert role_of(other) == "registrant"

@@ -6,7 +6,7 @@ import lxml.html
 import pytest
 
 from registry.accounts.models import AccountEvent, User
-from registry.accounts.roles import EXPERT, is_expert
+from registry.accounts.roles import EXPERT_GROUP, is_expert
 from registry.namespaces.actions import namespace_register
 from registry.namespaces.models import NamespaceEvent
 from tests.factories import complete_values, make_user
@@ -74,8 +74,8 @@ def test_grant_and_end_the_expert_role(staff_client, body):
                              ).status_code == 302
     assert not is_expert(User.objects.get(pk=body.pk))
     assert list(AccountEvent.objects.filter(user=body).order_by("id")
-                .values_list("kind", "role")) == [("role_granted", EXPERT),
-                                                  ("role_revoked", EXPERT),
+                .values_list("kind", "role")) == [("role_granted", EXPERT_GROUP),
+                                                  ("role_revoked", EXPERT_GROUP),
                                                   (AccountEvent.Kind.REPLY_ADDRESSES_REVOKED, "")]
 
 

@@ -219,7 +219,7 @@ def test_unread_query_parameters_share_the_entry(client, registry,
 def test_the_experts_named_on_the_registry_page_follow_role_and_name_changes(client, db):
     # No list from IANA here (it would be named instead): the expert accounts are.
     from registry.accounts.actions import role_grant, role_revoke
-    from registry.accounts.roles import EXPERT
+    from registry.accounts.roles import EXPERT_GROUP
     from tests.factories import make_user
 
     def named() -> str:
@@ -228,12 +228,12 @@ def test_the_experts_named_on_the_registry_page_follow_role_and_name_changes(cli
 
     person = make_user("newexpert@example.org")
     assert "Designated" not in named()
-    person = role_grant(user=person, role=EXPERT, reason="Appointed.", actor=None)
+    person = role_grant(user=person, role=EXPERT_GROUP, reason="Appointed.", actor=None)
     assert person.display_name in named()
     person.first_name, person.last_name = "Ada", "Reviewer"
     person.save()
     assert "Ada Reviewer" in named()
-    role_revoke(user=person, role=EXPERT, reason="Stepped down.", actor=None)
+    role_revoke(user=person, role=EXPERT_GROUP, reason="Stepped down.", actor=None)
     assert "Ada Reviewer" not in named()
 
 

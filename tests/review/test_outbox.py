@@ -325,7 +325,7 @@ def test_making_a_messages_copies_asks_the_database_the_same_for_any_number_of_p
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from registry.accounts.roles import EXPERT
+    from registry.accounts.roles import EXPERT_GROUP
     from registry.review.outbox import as_emails
 
     registration = make_registration(registrant, nid="manycopies")
@@ -342,7 +342,7 @@ def test_making_a_messages_copies_asks_the_database_the_same_for_any_number_of_p
 
     few, few_queries = copies_and_queries("Two of us.")
     for n in range(4):
-        make_user(f"panel{n}@example.org", roles=[EXPERT])
+        make_user(f"panel{n}@example.org", roles=[EXPERT_GROUP])
     many, many_queries = copies_and_queries("Six of us.")
     assert many == few + 4
     assert many_queries == few_queries

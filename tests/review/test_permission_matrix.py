@@ -18,11 +18,11 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from registry.accounts.roles import (
-    EXPERT,
+    EXPERT_GROUP,
     EXPERT_ROLE,
     REGISTRANT_ROLE,
     ROLE_GROUPS,
-    STAFF,
+    STAFF_GROUP,
     STAFF_ROLE,
 )
 from registry.review import actions, workflow
@@ -63,7 +63,7 @@ class World:
 
 
 # The role groups of registry.accounts.roles, by the workflow role they give.
-GROUP_OF_ROLE = {EXPERT_ROLE: EXPERT, STAFF_ROLE: STAFF}
+GROUP_OF_ROLE = {EXPERT_ROLE: EXPERT_GROUP, STAFF_ROLE: STAFF_GROUP}
 
 
 def _build() -> World:

@@ -35,7 +35,7 @@ from django.utils import timezone
 
 from registry.accounts import actions as accounts
 from registry.accounts.models import User
-from registry.accounts.roles import EXPERT, STAFF, roles_of
+from registry.accounts.roles import EXPERT_GROUP, STAFF_GROUP, roles_of
 from registry.env import IS_PRODUCTION
 from registry.namespaces.models import Namespace
 from registry.review import actions
@@ -46,8 +46,8 @@ DEMO_PASSWORD = "demo-registry-8141"  # noqa: S105 - local demo accounts only
 PEOPLE = [
     ("registrant@example.org", "Rita", "Registrant", "Example Archive Foundation", []),
     ("other@example.org", "Otto", "Other", "Other Registrant Ltd", []),
-    ("expert@example.org", "Erin", "Expert", "", [EXPERT]),
-    ("staff@example.org", "Sam", "Staff", "IANA", [STAFF]),
+    ("expert@example.org", "Erin", "Expert", "", [EXPERT_GROUP]),
+    ("staff@example.org", "Sam", "Staff", "IANA", [STAFF_GROUP]),
     ("sdo@example.org", "Sofia", "Standards", "Example Standards Organization", []),
 ]
 DEMO_EMAILS = tuple(email for email, *_ in PEOPLE)
