@@ -70,13 +70,6 @@ from registry.review.workflow.refusals import (
     standardisation_refusal,
     submit_transition,
 )
-from registry.review.workflow.roles import (
-    ROLE_NAMES,
-    Visitor,
-    is_registrant,
-    roles_on,
-    signed_in,
-)
 from registry.review.workflow.tables import (
     BOTH,
     CLOSED_STATES,
@@ -132,6 +125,13 @@ from registry.review.workflow.visibility import (
     require_staff_pages,
     salutation,
     was_submitted,
+)
+from registry.review.workflow.visitors import (
+    ROLE_NAMES,
+    Visitor,
+    is_registrant,
+    is_signed_in,
+    roles_on,
 )
 from registry.review.workflow.workload import (
     ESCALATED_TO_EXPERTS,
@@ -246,7 +246,7 @@ __all__ = [
     "salutation",
     "sends_mail_again",
     "shows_nid_warnings",
-    "signed_in",
+    "is_signed_in",
     "standardisation_refusal",
     "review_restarts_from",
     "states_where",

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 from registry.accounts.roles import EXPERT_ROLE, REGISTRANT_ROLE, STAFF_ROLE
 from registry.review.models import Comment, RegistrationRequest
 from registry.review.workflow.refusals import comment_refusal
-from registry.review.workflow.roles import is_registrant, roles_on
 from registry.review.workflow.tables import (
     EXPERTS,
     REGISTRANT,
@@ -20,6 +19,7 @@ from registry.review.workflow.tables import (
     meaning_of,
 )
 from registry.review.workflow.visibility import comment_audiences, was_submitted
+from registry.review.workflow.visitors import is_registrant, roles_on
 
 if TYPE_CHECKING:
     from registry.accounts.models import User

@@ -25,13 +25,6 @@ from registry.review.models import (
 )
 from registry.review.validation import submission_problems
 from registry.review.workflow.races import race_of
-from registry.review.workflow.roles import (
-    ROLE_NAMES,
-    Visitor,
-    is_registrant,
-    roles_on,
-    signed_in,
-)
 from registry.review.workflow.tables import (
     FAST_TRACK,
     FINAL_STATES,
@@ -47,6 +40,13 @@ from registry.review.workflow.visibility import (
     comment_audiences,
     is_holder,
     was_submitted,
+)
+from registry.review.workflow.visitors import (
+    ROLE_NAMES,
+    Visitor,
+    is_registrant,
+    is_signed_in,
+    roles_on,
 )
 from registry.review.workflow.workload import conflict_of_interest, unavailability
 
@@ -343,7 +343,7 @@ def comment_refusal(registration: RegistrationRequest, user: Visitor,
     if audience in comment_audiences(registration, user):
         return None
     message = _AUDIENCE_REFUSALS.get(audience, "Choose who the comment is for.")
-    if not signed_in(user):
+    if not is_signed_in(user):
         return NotAllowed("Log in to comment.", field="audience")
     return NotAllowed(message, field="audience")
 
@@ -383,7 +383,7 @@ def assign_refusal(registration: RegistrationRequest, user: Visitor,
     if conflict:
         return TransitionRefused(f"{expert.display_name} {conflict} (conflict of interest): "
                                  "assign another expert.", field="expert")
-    if signed_in(user) and expert.pk == user.pk:
+    if is_signed_in(user) and expert.pk == user.pk:
         return None
     busy = unavailability(expert, today=timezone.localdate())
     if busy:

@@ -23,8 +23,8 @@ from registry.review.models import (
     RegistrationRequest,
     RequestEvent,
 )
-from registry.review.workflow.roles import Visitor, is_registrant, roles_on, signed_in
 from registry.review.workflow.tables import CLOSED_STATES, meaning_of
+from registry.review.workflow.visitors import Visitor, is_registrant, is_signed_in, roles_on
 
 # Timeline events not everyone reads: who may, by role (everything else is public).
 EVENT_READERS: dict[str, frozenset[str]] = {
@@ -48,7 +48,7 @@ def can_view(registration: RegistrationRequest, user: Visitor) -> bool:
 
 def requests_visible_to(user: Visitor) -> Q:
     """``can_view`` as a filter (RegistrationRequest.objects.visible_to)."""
-    if not signed_in(user):
+    if not is_signed_in(user):
         return Q(review_started_at__isnull=False)
     return Q(review_started_at__isnull=False) | Q(registrant=user)
 
@@ -58,10 +58,10 @@ def comments_visible_to(user: Visitor) -> Q:
     requests they may see; those to the registrant by the registrant, the experts and
     staff; internal ones by the designated experts only, never on their own request."""
     on_visible = Q(registration__review_started_at__isnull=False)
-    if signed_in(user):
+    if is_signed_in(user):
         on_visible |= Q(registration__registrant=user)
     audiences = Q(audience=Comment.Audience.PUBLIC)
-    if signed_in(user):
+    if is_signed_in(user):
         audiences |= Q(audience=Comment.Audience.REGISTRANT, registration__registrant=user)
         if is_expert(user) or is_iana_staff(user):
             audiences |= Q(audience=Comment.Audience.REGISTRANT)
@@ -85,7 +85,7 @@ def comment_audiences(registration: RegistrationRequest, user: Visitor) -> list[
     """Who ``user`` may address a comment to on ``registration``: the public review (anyone
     signed in, once submitted and while open; the participants afterwards), the
     registrant (experts and staff), the experts only (experts, not on their own)."""
-    if not signed_in(user) or not can_view(registration, user):
+    if not is_signed_in(user) or not can_view(registration, user):
         return []
     roles = roles_on(user, registration)
     audiences: list[str] = []
@@ -206,7 +206,7 @@ def salutation(person: User, registration: RegistrationRequest) -> str:
 def can_see_account_name(person: User, user: Visitor) -> bool:
     """Who may read an account's own name wherever it appears: its owner and IANA
     staff; everyone, once its owner acts under it in public (``public_name``)."""
-    return (signed_in(user) and user.pk == person.pk) or is_iana_staff(user)
+    return (is_signed_in(user) and user.pk == person.pk) or is_iana_staff(user)
 
 
 def can_see_private_contact(registration: RegistrationRequest, user: Visitor) -> bool:
@@ -219,7 +219,7 @@ def gave_private_contact(version: TemplateVersion | None, user: Visitor) -> bool
     are the registrant of the request that published it. Only then may it start their
     next version; a new holder starts from their own account, never another person's
     (a holder change hands over the namespace, not its registrant's home address)."""
-    if version is None or version.source_registration_id is None or not signed_in(user):
+    if version is None or version.source_registration_id is None or not is_signed_in(user):
         return False
     return RegistrationRequest.objects.filter(pk=version.source_registration_id,
                                               registrant_id=user.pk).exists()
@@ -260,7 +260,7 @@ def require_staff_pages(user: Visitor) -> None:
 
 def is_holder(namespace: Namespace, user: Visitor) -> bool:
     """Whether ``user`` holds ``namespace`` (may ask for its new versions)."""
-    return signed_in(user) and namespace.holder_id == user.pk
+    return is_signed_in(user) and namespace.holder_id == user.pk
 
 
 def can_see_staff_queue(user: Visitor) -> bool:

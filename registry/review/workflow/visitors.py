@@ -26,12 +26,12 @@ ROLE_NAMES = {REGISTRANT_ROLE: "the registrant", EXPERT_ROLE: "a designated expe
               STAFF_ROLE: "IANA staff"}
 
 
-def signed_in(user: Visitor) -> bool:
+def is_signed_in(user: Visitor) -> bool:
     return bool(getattr(user, "is_authenticated", False))
 
 
 def is_registrant(user: Visitor, registration: RegistrationRequest) -> bool:
-    return signed_in(user) and user.pk == registration.registrant_id
+    return is_signed_in(user) and user.pk == registration.registrant_id
 
 
 def roles_on(user: Visitor, registration: RegistrationRequest) -> set[str]:
