@@ -552,17 +552,11 @@ def openapi_document(site_url: str) -> dict:
                                         "the warnings).",
                          "schema": {"type": "integer", "minimum": 1,
                                     "maximum": LARGEST_NUMBER}},
-                        {"name": "request", "in": "query", "required": False,
-                         "deprecated": True,
-                         "description": "The former name of `registration`, read when "
-                                        "`registration` is absent.",
-                         "schema": {"type": "integer", "minimum": 1,
-                                    "maximum": LARGEST_NUMBER}},
                     ],
                     "responses": {
                         "200": _response("Whether the NID is acceptable, why not, and the "
                                          "warnings a reviewer would raise.", "NidCheck"),
-                        "400": _response(f"A kind, registration or request that is not one of its "
+                        "400": _response(f"A kind or registration that is not one of its "
                                          f"values, or: {UNKNOWN}", "Error"),
                         **NOT_ALLOWED,
                         **URI_TOO_LONG,

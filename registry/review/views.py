@@ -586,8 +586,7 @@ NID_CHECK_MAX_CHARS = 100  # of the NID; the rest is not read
 ORGANISATION_MAX_CHARS = 300
 NID_CHECK_PARAMS = (Param("kind", choice(Namespace.Kind.values), default="formal",
                           empty_is_default=False),
-                    Param("registration", positive_integer, empty_is_default=False),
-                    Param("request", positive_integer, empty_is_default=False))
+                    Param("registration", positive_integer, empty_is_default=False))
 
 
 @require_GET
@@ -605,8 +604,7 @@ def nid_check(request):
     others = (RegistrationRequest.objects.proposing(nid).count()
               if plausible_text(nid, 64) else 0)
     organisation = request.GET.get("organisation", "")[:ORGANISATION_MAX_CHARS]
-    # "request": its former name, which pages cached in browsers still send this release.
-    edited = query["registration"] or query["request"]
+    edited = query["registration"]
     warnings = nid_warnings(
         nid, organisation=(organisation if plausible_text(organisation, ORGANISATION_MAX_CHARS)
                            else ""),

@@ -46,13 +46,6 @@ def test_live_check_does_not_compare_a_request_with_itself(client, registrant):
     assert mine["warnings"] == []
 
 
-def test_live_check_still_reads_the_former_parameter_name(client, registrant):
-    """Forms loaded before the rename send ``request=``: the same answer."""
-    registration = make_registration(registrant, nid="selfnid")
-    mine = client.get("/api/nid-check", {"nid": "selfnid", "request": registration.pk}).json()
-    assert mine["warnings"] == []
-
-
 def test_the_index_follows_the_registry(client, staff, db):
     assert client.get("/api/nid-check", {"nid": "newnids"}).json()["warnings"] == []
     namespace_register(kind="formal", nid="newnid", actor=staff, date=dt.date(2026, 1, 1),
