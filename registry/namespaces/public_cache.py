@@ -75,7 +75,7 @@ from registry.unavailable import DATABASE_AWAY
 if TYPE_CHECKING:
     from registry.namespaces.models import Namespace
 
-cache: Any = ConnectionProxy(caches, "public")
+shared_cache: Any = ConnectionProxy(caches, "public")
 
 # Slots every page has (the navigation, kept per account: accounts/signed_in.py, and
 # these); a page adds its own with build()["slots"].
@@ -223,7 +223,7 @@ def _get(key: str) -> dict[str, Any] | None:
         return cast("dict[str, Any] | None", free_text_store.get(key))
     value = cast("dict[str, Any] | None", local_store.get(key))
     if value is None:
-        value = cache.get(key)
+        value = shared_cache.get(key)
         if value is not None:
             local_store.put(key, value, value["size"])
     return value
@@ -233,8 +233,8 @@ def _put(key: str, value: dict) -> None:
     if _is_free_text(key):  # never in the shared cache
         free_text_store.put(key, value, value["size"] + len(key))
         return
-    cache.set(key, value, CACHE_SECONDS)
-    remember = getattr(cache, "remember", None)  # the Redis cache's; a local one is bounded
+    shared_cache.set(key, value, CACHE_SECONDS)
+    remember = getattr(shared_cache, "remember", None)  # the Redis cache's; a local one is bounded
     if remember is not None:
         remember(key.split(":", 3)[2], key, CACHE_SECONDS)
     local_store.put(key, value, value["size"])
@@ -255,7 +255,7 @@ def _built_once(key: str, make: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         _put(key, made)
         return made
     lock = key + ":building"
-    owner = cache.add(lock, 1, timeout=int(BUILD_WAIT_SECONDS) + 8)
+    owner = shared_cache.add(lock, 1, timeout=int(BUILD_WAIT_SECONDS) + 8)
     if not owner:
         deadline = time.monotonic() + BUILD_WAIT_SECONDS
         while time.monotonic() < deadline:
@@ -263,7 +263,7 @@ def _built_once(key: str, make: Callable[[], dict[str, Any]]) -> dict[str, Any]:
             entry = _get(key)
             if entry is not None:
                 return entry
-            if cache.get(lock) is None:
+            if shared_cache.get(lock) is None:
                 break
     try:
         entry = make()
@@ -271,7 +271,7 @@ def _built_once(key: str, make: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         return entry
     finally:
         if owner:
-            cache.delete(lock)
+            shared_cache.delete(lock)
 
 
 _seen = {"group": ""}  # the release and generation this process saw last
@@ -287,7 +287,7 @@ def _observe(group: str) -> None:
     _seen["group"] = group
     local_store.clear()
     free_text_store.clear()
-    forget = getattr(cache, "forget_groups_except", None)
+    forget = getattr(shared_cache, "forget_groups_except", None)
     if forget is not None:
         forget(group)
 
