@@ -40,7 +40,17 @@ import tomllib
 import venv
 from pathlib import Path
 
-from devtools.base import BIN, PYTHON, ROOT, VENV, reachable, run, say, set_up
+from devtools.base import (
+    BIN,
+    PYTHON,
+    ROOT,
+    VENV,
+    ensure_secret_key,
+    reachable,
+    run,
+    say,
+    set_up,
+)
 from devtools.services import run_services
 
 TOOLKIT = ROOT / "toolkit"
@@ -217,6 +227,7 @@ def start(argv: list[str]) -> None:
 def test(argv: list[str]) -> int:
     ensure_venv("requirements-dev.txt", exact=True)
     ensure_toolkit()
+    ensure_secret_key()
     env = dict(os.environ)
     in_ci = env.get("CI", "").lower() == "true"
     if not env.get("DATABASE_URL"):

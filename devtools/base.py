@@ -6,6 +6,7 @@ only: dev.py runs it before any venv exists."""
 from __future__ import annotations
 
 import os
+import secrets
 import socket
 import subprocess
 from pathlib import Path
@@ -14,6 +15,16 @@ ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
+# The checkout's own SECRET_KEY in development (registry.env reads it by the same name).
+DEV_SECRET_KEY_FILE = ".dev-secret-key"  # noqa: S105 - a file name, not a secret
+
+
+def ensure_secret_key() -> None:
+    """Give the checkout its secret key once, before anything of it runs: the server,
+    the worker and commands beside them then sign alike across restarts."""
+    path = ROOT / DEV_SECRET_KEY_FILE
+    if not path.is_file():
+        path.write_text(secrets.token_urlsafe(50) + "\n", encoding="utf-8")
 
 
 def say(text: str) -> None:
@@ -46,6 +57,7 @@ def seeding_env(env: dict[str, str]) -> dict[str, str]:
 
 def set_up(env: dict[str, str]) -> None:
     """Migrate, import IANA's registry and the real templates, seed the demo."""
+    ensure_secret_key()
     # Setting up prints what matters, not every task the demo's actions ran.
     quiet = {**env, "LOG_LEVEL": env.get("LOG_LEVEL", "ERROR")}
     manage("migrate", "--noinput", "-v", "0", env=quiet)

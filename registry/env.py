@@ -8,6 +8,7 @@ the documented default is used instead. Nothing here holds a usable secret.
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -26,6 +27,18 @@ _MISSING = object()
 
 # Where ``dev.py start`` writes the address it serves (its SITE_URL), in the checkout.
 DEV_SITE_URL_FILE = ".dev-site-url"
+# Where ``dev.py`` keeps the checkout's own secret key (development only, out of git).
+DEV_SECRET_KEY_FILE = ".dev-secret-key"  # noqa: S105 - a file name, not a secret
+
+
+def development_secret_key(path: Path) -> str:
+    """SECRET_KEY in development: the checkout's own, which ``dev.py`` writes before it
+    starts or tests anything (so the web server, the worker and a command beside them
+    sign alike, and a restart keeps the demo's sessions); without that file, a key of this
+    process only. Importing the settings never writes into the checkout."""
+    if path.is_file():
+        return path.read_text(encoding="utf-8").strip()
+    return secrets.token_urlsafe(50)
 
 
 def development_site_url(path: Path, default: str) -> str:

@@ -9,7 +9,6 @@ start-up error (see registry/env.py and docs/operations.md's settings table).
 from __future__ import annotations
 
 import re
-import secrets
 from email.utils import parseaddr
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -18,8 +17,10 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from registry.env import (
+    DEV_SECRET_KEY_FILE,
     DEV_SITE_URL_FILE,
     IS_PRODUCTION,
+    development_secret_key,
     development_site_url,
     env_bool,
     env_int,
@@ -31,18 +32,10 @@ from registry.proxies import UNIX_SOCKET, parse_networks
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
-def _development_secret_key() -> str:
-    """A per-checkout random key kept out of git; never used in production."""
-    path = BASE_DIR / ".dev-secret-key"
-    if not path.exists():
-        path.write_text(secrets.token_urlsafe(50))
-    return path.read_text().strip()
-
-
 SECRET_KEY = (
     env_str("SECRET_KEY", required_in_production=True)
     if IS_PRODUCTION
-    else env_str("SECRET_KEY", "") or _development_secret_key()
+    else env_str("SECRET_KEY", "") or development_secret_key(BASE_DIR / DEV_SECRET_KEY_FILE)
 )
 DEBUG = env_bool("DEBUG", not IS_PRODUCTION)
 ALLOWED_HOSTS = env_list(

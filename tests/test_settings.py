@@ -146,6 +146,26 @@ def test_a_trusted_proxy_that_is_not_an_address_is_refused():
     assert "'proxy.local' is not an IP address or network" in result.stderr
 
 
+def test_the_development_key_is_the_checkouts_and_importing_settings_writes_none(tmp_path):
+    from devtools import base
+    from registry import env as registry_env
+
+    assert base.DEV_SECRET_KEY_FILE == registry_env.DEV_SECRET_KEY_FILE  # one file, both sides
+    absent = tmp_path / registry_env.DEV_SECRET_KEY_FILE
+    first, second = (registry_env.development_secret_key(absent) for _ in range(2))
+    assert len(first) >= 50 and first != second and not absent.exists()
+    absent.write_text("the-checkouts-own-key\n")
+    assert registry_env.development_secret_key(absent) == "the-checkouts-own-key"
+    # A fresh process importing the settings (as mypy or a command does) writes nothing.
+    before = sorted(p.name for p in settings.BASE_DIR.iterdir())
+    clean = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "REGISTRY_ENV")}
+    result = subprocess.run([sys.executable, "-c", "import django; from django.conf import "
+                             "settings; django.setup(); print(len(settings.SECRET_KEY))"],
+                            cwd=settings.BASE_DIR, env=clean, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in settings.BASE_DIR.iterdir()) == before
+
+
 def test_a_command_links_where_dev_py_start_serves_not_to_port_8000(tmp_path):
     """``dev.py start 8331`` records its address; a command run beside it (a separate
     process, without SITE_URL in its environment) reads SITE_URL's default from there."""
