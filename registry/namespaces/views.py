@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import string
-from functools import cache
 from typing import Any, cast
 from urllib.parse import urlencode
 
-from django import forms
-from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.db.models import Count, Q
 from django.http import Http404, HttpResponse
@@ -49,7 +46,6 @@ from registry.namespaces.query_params import (
 from registry.namespaces.querysets import nid_from_query
 from registry.namespaces.template import SECTIONS, render_text, template_values
 from registry.protection import limit, limited
-from registry.text_policy import normalise_newlines
 from urn8141 import URNSyntaxError, parse
 
 PAGE_SIZE = 250
@@ -183,20 +179,12 @@ def _search_query(request) -> tuple[str, str]:
     return q, str(next(iter(form.errors.get("q", [])), ""))
 
 
-@cache
-def _search_field() -> forms.Field:
-    """SearchForm's box with the text policy applied, built once: every search request
-    reads its text through it, and a whole form (its fields deep-copied) costs more than
-    the cached page it leads to."""
-    return SearchForm().fields["q"]
-
-
 def _search_text(value: str) -> str:
     """The canonical search text: as SearchForm cleans it (stripped), or refused."""
-    try:
-        return normalise_newlines(_search_field().clean(value))
-    except ValidationError as exc:
-        raise ValueError(exc.messages[0]) from None
+    form = SearchForm({"q": value})
+    if not form.is_valid():
+        raise ValueError(str(next(iter(form.errors.get("q", [])), "not a search")))
+    return form.cleaned_data["q"]
 
 
 SEARCH_PARAMS = (Param("q", _search_text, free_text=True), page_param())

@@ -8,7 +8,6 @@ from django.core.paginator import Paginator
 from lxml import html as lxml_html
 
 from registry.namespaces.actions import namespace_register, search_text_of
-from registry.namespaces.forms import SEARCH_MAX_CHARS, SearchForm
 from registry.namespaces.models import Namespace
 from registry.namespaces.querysets import normalize_rfc_numbers
 from tests.factories import complete_values
@@ -132,19 +131,3 @@ def test_a_common_word_is_counted_up_to_the_limit_and_said_to_be_more(client, db
         "search.")
     assert text(one(page(client.get("/search/", {"q": "common4"})),
                     "//*[@id='result-count']")) == "1 result for “common4”."
-
-
-@pytest.mark.parametrize("value", [
-    "isbn", "  digital archive  ", "", "x" * SEARCH_MAX_CHARS, "x" * (SEARCH_MAX_CHARS + 1),
-    "nul\x00", "bidi\u202eisbn", "two\nlines", "cr\r\nlf", "caf\u00e9",
-])
-def test_the_search_text_is_what_the_search_form_cleans(value):
-    from registry.namespaces.views import _search_text
-
-    form = SearchForm({"q": value})
-    if form.is_valid():
-        assert _search_text(value) == form.cleaned_data["q"]
-    else:
-        with pytest.raises(ValueError) as refused:
-            _search_text(value)
-        assert str(refused.value) == form.errors["q"][0]
