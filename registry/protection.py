@@ -36,7 +36,6 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.utils.cache import add_never_cache_headers
-from django.utils.http import http_date
 from django_ratelimit.core import _split_rate, is_ratelimited
 from django_ratelimit.exceptions import Ratelimited
 
@@ -131,22 +130,8 @@ class ProtectionHeadersMiddleware:
         response = self.get_response(request)
         response.setdefault("Permissions-Policy", PERMISSIONS_POLICY)
         if settings.SESSION_COOKIE_NAME in request.COOKIES and _may_be_signed_in(request):
-            never_cached(response)
+            add_never_cache_headers(response)  # with private: shared caches keep nothing
         return response
-
-
-# What add_never_cache_headers makes of a response that has no caching headers yet.
-NEVER_CACHED = "max-age=0, no-cache, no-store, must-revalidate, private"
-
-
-def never_cached(response: HttpResponseBase) -> None:
-    """Django's add_never_cache_headers (private included), its directives written at
-    once when the response has none to merge with: every signed-in page passes here."""
-    if response.has_header("Cache-Control") or response.has_header("Expires"):
-        add_never_cache_headers(response)
-    else:
-        response.headers["Expires"] = http_date()
-        response.headers["Cache-Control"] = NEVER_CACHED
 
 
 def _may_be_signed_in(request: HttpRequest) -> bool:

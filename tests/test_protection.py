@@ -164,23 +164,6 @@ def test_private_pages_are_not_stored(client, registrant, expert):
         assert {"private", "no-store"} <= directives
 
 
-@pytest.mark.parametrize("headers", [{}, {"Cache-Control": "public, max-age=60"},
-                                     {"Expires": "Thu, 01 Jan 2026 00:00:00 GMT"}],
-                         ids=["none", "public", "expires"])
-def test_never_cached_says_what_djangos_add_never_cache_headers_says(headers):
-    from django.utils.cache import add_never_cache_headers
-
-    from registry.protection import never_cached
-
-    ours, djangos = HttpResponse(headers=headers), HttpResponse(headers=headers)
-    never_cached(ours)
-    add_never_cache_headers(djangos)
-    assert ours["Cache-Control"] == djangos["Cache-Control"]
-    assert ours.has_header("Expires") and djangos.has_header("Expires")
-    if headers:
-        assert ours["Expires"] == djangos["Expires"]
-
-
 def test_public_pages_for_visitors_stay_cacheable(client, db):
     for path in ("/", "/registry.xml", "/api/namespaces/"):
         response = client.get(path)
