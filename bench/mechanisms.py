@@ -20,7 +20,6 @@ page and a Markdown table.
   (``public_cache.local_store``): anonymous and signed-in pages.
 - ``navigation-store``: each signed-in visitor's navigation rendered on every request
   (``signed_in.NAVIGATIONS_KEPT`` 0): signed-in pages.
-
 The other mechanisms are measured where they live: the C URN check with bench/urns.py
 (``URN_SPEEDUPS=0`` is the Python path), the spliced exports with bench/exports.py (a build
 from scratch against builds after a publish).

@@ -1,4 +1,4 @@
-"""Django's Redis cache, with one client per connection pool, and never an error.
+"""Django's Redis cache, never an error.
 
 **Degrade, never raise.** The site runs without its cache: slower, still correct. Every
 call that meets a Redis error (refused, timed out, a server loading or out of memory)
@@ -15,16 +15,6 @@ named by its content's generation (the public cache) or a count that may come ou
 
 ``available()`` asks Redis (a PING) unless it is known away: for the decisions that
 need the cache to be right, not fast (the rate limits that fail closed, protection.py).
-
-**One client per pool.** Django's ``RedisCacheClient.get_client`` builds a new
-``redis.Redis`` for every cache operation, and redis-py fills a dictionary of some 170
-response callbacks each time: about 0.3 ms of CPU per ``get``/``add``/``incr``. A
-``redis.Redis`` is safe to share between threads (its pool hands out connections) and
-forks (the pool notices a new pid), so one per pool is enough.
-
-``incr`` is one round trip (a script: increment if the key exists) instead of
-Django's two (EXISTS, then INCRBY): the rate limits call it on every request past
-a window's first.
 
 ``remember(group, key)`` and ``forget_groups_except(group)`` drop a whole group of
 entries at once: the public cache files each entry under its release and registry
@@ -44,14 +34,6 @@ from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from redis.exceptions import RedisError
 
 logger = logging.getLogger(__name__)
-
-# Django's contract: incr of a missing key raises ValueError (and creates nothing).
-_INCR_IF_EXISTS = """
-if redis.call('exists', KEYS[1]) == 1 then
-  return redis.call('incrby', KEYS[1], ARGV[1])
-end
-return false
-"""
 
 RETRY_SECONDS = 1.0  # after a failure, calls are misses this long before one tries again
 LOG_SECONDS = 60.0  # at most one warning per cache and process in this time
@@ -113,20 +95,10 @@ def outage_of(location: str) -> Outage:
         return found
 
 
-class SharedClientRedisCacheClient(RedisCacheClient):
+class GuardedRedisCacheClient(RedisCacheClient):
     def __init__(self, *args: Any, outage: Outage, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.outage = outage
-        self._clients: dict[int, Any] = {}
-        self._incr_scripts: dict[int, Any] = {}
-
-    def get_client(self, key: Any = None, *, write: bool = False) -> Any:
-        django_client: Any = self  # Django's private helpers, which django-stubs omits
-        pool = django_client._get_connection_pool(write)
-        client = self._clients.get(id(pool))
-        if client is None:
-            client = self._clients[id(pool)] = django_client._client(connection_pool=pool)
-        return client
 
     def guarded(self, call: Callable[[], _T], missed: _T) -> _T:
         """``call()``, or ``missed`` when Redis is away or fails."""
@@ -176,17 +148,8 @@ class SharedClientRedisCacheClient(RedisCacheClient):
         return self.guarded(lambda: RedisCacheClient.clear(self), False)
 
     def incr(self, key: Any, delta: int) -> int:
-        def call() -> int | None:
-            client = self.get_client(key, write=True)
-            script = self._incr_scripts.get(id(client))
-            if script is None:
-                script = self._incr_scripts[id(client)] = client.register_script(
-                    _INCR_IF_EXISTS)
-            value = script(keys=[key], args=[delta])
-            return None if value is None else int(value)
-
-        value = self.guarded(call, None)
-        if value is None:  # missing, or the cache away: a miss either way
+        value = self.guarded(lambda: RedisCacheClient.incr(self, key, delta), None)
+        if value is None:  # the cache away: a miss, as Django's for a missing key
             raise ValueError(f"Key '{key}' not found.")
         return value
 
@@ -195,14 +158,14 @@ class RegistryRedisCache(RedisCache):
     def __init__(self, server: str, params: dict[str, Any]) -> None:
         options = dict(params.get("OPTIONS") or {})
         super().__init__(server, {**params, "OPTIONS": options})
-        self._class = SharedClientRedisCacheClient
+        self._class = GuardedRedisCacheClient
         location = (server if isinstance(server, str) else ",".join(server)) + (
             f" (prefix {self.key_prefix!r})")
         self._options = {**options, "outage": outage_of(location)}
 
     @property
-    def client(self) -> SharedClientRedisCacheClient:
-        return cast("SharedClientRedisCacheClient", self._cache)
+    def client(self) -> GuardedRedisCacheClient:
+        return cast("GuardedRedisCacheClient", self._cache)
 
     @property
     def outage(self) -> Outage:

@@ -13,8 +13,8 @@
   ``Cache-Control: private, no-store`` on everything answered to a visitor with a
   session who is, or may be, signed in (their drafts, internal comments and queues must
   not stay in a shared cache or the browser's back-forward history after log-out).
-  Content-Security-Policy is django-csp's (settings.CONTENT_SECURITY_POLICY), built once
-  (``SitePolicyCSPMiddleware``). Both are outermost in settings.MIDDLEWARE, so every
+  Content-Security-Policy is django-csp's middleware (settings.CONTENT_SECURITY_POLICY).
+  Both are outermost in settings.MIDDLEWARE, so every
   answer carries them, a redirect, a bad Host, a 503 or a 500 too; neither reads
   anything that could fail.
 - ``csrf_failure``: the CSRF failure page, the site's own template.
@@ -24,16 +24,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
-from typing import Any
 
-from csp.constants import HEADER, HEADER_REPORT_ONLY
-from csp.middleware import CheckableLazyObject, CSPMiddleware
-from csp.utils import build_policy
 from django.conf import settings
 from django.core.cache import caches
-from django.core.signals import setting_changed
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.utils.cache import add_never_cache_headers
 from django_ratelimit.core import _split_rate, is_ratelimited
@@ -141,53 +135,3 @@ def _may_be_signed_in(request: HttpRequest) -> bool:
     never read is taken as signed in: the answer is kept private, which costs nothing."""
     user = getattr(request, "_cached_user", None)  # set once request.user was read
     return user is None or bool(user.is_authenticated)
-
-
-# What a view or a template may set to change the policy of one response (django-csp's
-# decorators), or use (a nonce): then django-csp builds that response's policy itself.
-_OWN_POLICY = ("_csp_config", "_csp_update", "_csp_replace", "_csp_config_ro",
-               "_csp_update_ro", "_csp_replace_ro", "_csp_exempt", "_csp_exempt_ro")
-_site_policy: dict[str, Any] = {}
-
-
-def _forget_site_policy(*, setting: str, **kwargs: object) -> None:
-    if setting.startswith("CONTENT_SECURITY_POLICY"):
-        _site_policy.clear()
-
-
-setting_changed.connect(_forget_site_policy, dispatch_uid="registry-site-csp")
-
-
-def _built_site_policy() -> dict[str, str] | None:
-    """The headers of the site's policy; None if a setting makes them depend on the path."""
-    if not _site_policy:
-        settings_of = [getattr(settings, name, None) or {} for name in
-                       ("CONTENT_SECURITY_POLICY", "CONTENT_SECURITY_POLICY_REPORT_ONLY")]
-        _site_policy["by_path"] = any("EXCLUDE_URL_PREFIXES" in each for each in settings_of)
-        _site_policy[HEADER] = build_policy()
-        _site_policy[HEADER_REPORT_ONLY] = build_policy(report_only=True)
-    if _site_policy["by_path"]:
-        return None
-    return {HEADER: _site_policy[HEADER], HEADER_REPORT_ONLY: _site_policy[HEADER_REPORT_ONLY]}
-
-
-class SitePolicyCSPMiddleware(CSPMiddleware):
-    """django-csp's middleware, with the site's policy built once instead of twice per
-    response (a dataclass copied and every directive joined: a quarter of a millisecond,
-    a fifth of a trivial response's time). The site uses no nonce and no per-view
-    policy; a response that has one is still built by django-csp."""
-
-    def process_response(self, request: HttpRequest,
-                         response: HttpResponseBase) -> HttpResponseBase:
-        built = _built_site_policy()
-        if (built is None or getattr(request, "_csp_nonce", None) is not None
-                or any(hasattr(response, name) for name in _OWN_POLICY)
-                or (settings.DEBUG and response.status_code in (404, 500))):
-            return super().process_response(request, response)
-        for header, value in built.items():
-            if value and header not in response:
-                response[header] = value
-        # As django-csp: a nonce asked for after the header is written is an error.
-        request.csp_nonce = CheckableLazyObject(  # type: ignore[attr-defined]
-            self._csp_nonce_post_response)
-        return response

@@ -66,7 +66,7 @@ MIDDLEWARE = [
     # middleware below gives without a view (the HTTPS redirect, a bad Host's 400, a
     # static file, a 304).
     "registry.protection.ProtectionHeadersMiddleware",
-    "registry.protection.SitePolicyCSPMiddleware",  # django-csp's, its header built once
+    "csp.middleware.CSPMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # The client address from TRUSTED_PROXIES, before anything reads it.
     "registry.proxies.TrustedProxyMiddleware",

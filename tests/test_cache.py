@@ -101,12 +101,6 @@ def test_a_hung_redis_is_a_miss_and_is_used_again_when_it_answers(own_redis, mon
     assert cache.get("page") == "changed" and cache_available(cache)
 
 
-def test_one_client_serves_every_call(redis_cache):
-    client = redis_cache._cache.get_client()
-    assert redis_cache._cache.get_client(write=True) is client
-    assert redis_cache._cache.get_client("another key") is client
-
-
 def test_it_is_still_django_redis_cache(redis_cache):
     redis_cache.set("page", {"body": "<p>ünïcode</p>", "size": 14}, 60)
     assert redis_cache.get("page") == {"body": "<p>ünïcode</p>", "size": 14}

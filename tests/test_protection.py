@@ -5,7 +5,6 @@ import lxml.html
 import pytest
 from django.core import mail
 from django.core.cache import cache
-from django.http import HttpResponse
 from django.urls import reverse
 
 from registry.review import actions
@@ -169,25 +168,3 @@ def test_public_pages_for_visitors_stay_cacheable(client, db):
         response = client.get(path)
         assert "no-store" not in response.get("Cache-Control", "")
         assert "Cookie" not in response.get("Vary", "") or path == "/"
-
-
-def test_the_site_policy_is_built_once_and_a_views_own_policy_still_applies(rf, settings):
-    from csp.decorators import csp_update
-
-    from registry.protection import SitePolicyCSPMiddleware
-
-    def plain(request):
-        return HttpResponse("ok")
-
-    @csp_update({"img-src": ["https://images.example"]})
-    def own(request):
-        return HttpResponse("ok")
-
-    middleware = SitePolicyCSPMiddleware(plain)
-    first = middleware(rf.get("/"))["Content-Security-Policy"]
-    assert "img-src 'self' data:" in first and first == middleware(rf.get("/"))[
-        "Content-Security-Policy"]
-    assert "https://images.example" in SitePolicyCSPMiddleware(own)(rf.get("/"))[
-        "Content-Security-Policy"]
-    settings.CONTENT_SECURITY_POLICY = {"DIRECTIVES": {"default-src": ["'none'"]}}
-    assert middleware(rf.get("/"))["Content-Security-Policy"] == "default-src 'none'"
