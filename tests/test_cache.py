@@ -1,5 +1,5 @@
-"""The Redis cache backend: Django's, sharing one client per connection pool, and never
-an error: a Redis away is a miss, a write skipped (and, where asked, forgotten later)."""
+"""The Redis cache backend: Django's, and never an error: a Redis away is a miss, a
+write skipped (and, where asked, forgotten later)."""
 
 import logging
 import os
