@@ -373,6 +373,7 @@ class RequestEvent(AppendOnlyModel):
     class Kind(models.TextChoices):
         TRANSITION = "transition", "Transition"
         CREATE = "create", "Draft started"
+        EDIT = "edit", "Working copy saved"
         ASSIGN = "assign", "Assignment"
         STANDARDISATION = "standardisation", "Standardisation flag"
         REMIND = "remind", "Reminder to the experts"

@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from registry.review import actions
-from registry.review.models import Comment, RegistrationRequest
+from registry.review.models import Comment, RegistrationRequest, RequestEvent
 from tests.factories import complete_values, make_registration
 from tests.html import find, one, page, text
 
@@ -119,3 +119,20 @@ def test_a_request_withdrawn_with_edits_keeps_its_submitted_name(client, sent_ba
     doc = page(client.get(withdrawn.get_absolute_url()))
     assert SUBMITTED in text(one(doc, ".//h1"))
     assert EDITED not in text(one(doc, ".//body"))
+
+
+def test_each_save_of_the_working_copy_is_an_event_only_its_registrant_reads(
+        client, sent_back, standards_body, expert):
+    edits = RequestEvent.objects.filter(registration=sent_back, kind=RequestEvent.Kind.EDIT)
+    assert [(e.actor, e.from_state, e.to_state) for e in edits] == [
+        (standards_body, sent_back.state, sent_back.state)]
+    label = RequestEvent.Kind.EDIT.label
+    client.force_login(standards_body)
+    assert label in text(one(page(client.get(sent_back.get_absolute_url())), "//*[@id='timeline']"))
+    for viewer in (expert, None):
+        if viewer is None:
+            client.logout()
+        else:
+            client.force_login(viewer)
+        timeline = one(page(client.get(sent_back.get_absolute_url())), "//*[@id='timeline']")
+        assert label not in text(timeline)

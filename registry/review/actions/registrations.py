@@ -150,7 +150,8 @@ def registration_update(*, registration: RegistrationRequest, actor: User, edit_
                         kind: str,
                         proposed_nid: str, fast_track: bool,
                         values: dict[str, str]) -> RegistrationRequest:
-    """Save the working copy of a draft (or of a request sent back for changes).
+    """Save the working copy of a draft (or of a request sent back for changes), with an
+    event row only its registrant reads (workflow.EVENT_READERS).
     Partial content is fine; completeness is checked at submission."""
     registration = RegistrationRequest.objects.select_for_update().get(pk=registration.pk)
     problem = workflow.edit_refusal(registration, actor)
@@ -170,6 +171,9 @@ def registration_update(*, registration: RegistrationRequest, actor: User, edit_
     registration.edit_version += 1
     registration.last_activity_at = timezone.now()
     registration.save()
+    RequestEvent.objects.create(registration=registration, actor=actor,
+                                kind=RequestEvent.Kind.EDIT, from_state=registration.state,
+                                to_state=registration.state)
     return registration
 
 

@@ -28,6 +28,7 @@ from registry.review.workflow.visitors import Visitor, is_registrant, is_signed_
 
 # Timeline events not everyone reads: who may, by role (everything else is public).
 EVENT_READERS: dict[str, frozenset[str]] = {
+    "edit": frozenset({REGISTRANT_ROLE}),  # the working copy is its registrant's
     "mail_reply": frozenset({REGISTRANT_ROLE, EXPERT_ROLE, STAFF_ROLE}),
     "resend_mail": frozenset({EXPERT_ROLE, STAFF_ROLE}),
     "mail_failed": frozenset({EXPERT_ROLE, STAFF_ROLE}),
