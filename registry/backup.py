@@ -42,8 +42,9 @@ if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
 
 FORMAT = "urn-registry-backup"
-VERSION = 2  # 2: account history, reply keys, placements, the registry's change date
-READABLE_VERSIONS = (1, 2)
+VERSION = 3  # 2: account history, reply keys, placements, the registry's change date;
+# 3: each submitted request's last round (earlier backups: found from their rounds)
+READABLE_VERSIONS = (1, 2, 3)
 # Order matters only for natural keys (users by address, groups by name): the
 # registry's own foreign keys are ids, checked at commit.
 MODELS = (
@@ -186,6 +187,18 @@ def occupied_models() -> list[str]:
     return found
 
 
+def _last_rounds(objects: list[dict[str, Any]]) -> dict[Any, Any]:
+    """Each request's last round in a backup's rows: request id -> round id."""
+    newest: dict[Any, tuple[int, Any]] = {}
+    for row in objects:
+        if row.get("model") == "review.round":
+            fields = row.get("fields", {})
+            request_id, number = fields.get("registration"), fields.get("number", 0)
+            if request_id not in newest or number > newest[request_id][0]:
+                newest[request_id] = (number, row.get("pk"))
+    return {request_id: pk for request_id, (_, pk) in newest.items()}
+
+
 def restore_backup(path: Path) -> dict[str, int]:
     """Load ``path`` into this (empty) database; returns the rows restored per model."""
     document = _read(path)
@@ -194,10 +207,15 @@ def restore_backup(path: Path) -> dict[str, int]:
         raise BackupError("The database is not empty (rows in " + ", ".join(occupied) +
                           "); restore only into a freshly migrated database.")
     counts: dict[str, int] = {}
+    last_rounds = _last_rounds(document["objects"])
     with transaction.atomic():
         for item in serializers.deserialize("python", document["objects"]):
             obj = item.object
             label = _label(type(obj))
+            if label == "review.registrationrequest" and getattr(obj, "submitted_round_id",
+                                                                  None) is None:
+                # a backup before version 3: the request's last round in the file
+                obj.submitted_round_id = last_rounds.get(obj.pk)  # type: ignore[attr-defined]
             if label == "accounts.user" and not document.get("with_passwords"):
                 user = cast("AbstractBaseUser", obj)
                 user.password = make_password(None)  # unusable until a password reset

@@ -172,6 +172,38 @@ def test_a_round_trip_into_an_empty_database_reproduces_every_row(history, tmp_p
         admin.close()
 
 
+@pytest.mark.postgres
+def test_a_backup_from_before_version_3_points_each_request_to_its_last_round(history,
+                                                                             tmp_path):
+    path = tmp_path / "registry.json"
+    call_command("backup", str(path), verbosity=0)
+    document = json.loads(path.read_text())
+    document["version"] = 2
+    for row in document["objects"]:
+        if row["model"] == "review.registrationrequest":
+            del row["fields"]["submitted_round"]
+    path.write_text(json.dumps(document))
+    target = f"{settings.DATABASES['default']['NAME']}_restore2"[:63]
+    admin = psycopg.connect(_server_url("postgres"), autocommit=True)
+    admin.execute(f'DROP DATABASE IF EXISTS "{target}"')
+    admin.execute(f'CREATE DATABASE "{target}"')
+    try:
+        url = _server_url(target)
+        assert _manage("migrate", "--noinput", database_url=url).returncode == 0
+        restored = _manage("restore", str(path), database_url=url)
+        assert restored.returncode == 0, restored.stderr
+        pointers = ("SELECT id, submitted_round_id FROM review_registrationrequest "
+                    "ORDER BY id")
+        with psycopg.connect(url) as other, connection.cursor() as here:
+            here.execute(pointers)
+            mine = here.fetchall()
+            assert any(round_id for _, round_id in mine)
+            assert other.execute(pointers).fetchall() == mine
+    finally:
+        admin.execute(f'DROP DATABASE IF EXISTS "{target}" WITH (FORCE)')
+        admin.close()
+
+
 def test_every_model_is_backed_up_or_declared_derived():
     """Read from the apps, so a new model fails here until it is one or the other."""
     from django.apps import apps

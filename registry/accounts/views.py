@@ -126,6 +126,7 @@ def account(request: HttpRequest, pk: int) -> HttpResponse:
         "held": account.namespaces.order_by("nid"),
         # Their requests as the workflow lets staff see them: a draft stays private.
         "requests": RegistrationRequest.objects.of(account).visible_to(request.user)
-        .select_related("revises").order_by("-updated_at")[:50],
+        .select_related("revises", "published_version", "submitted_round")
+        .order_by("-updated_at")[:50],
         "events": account.account_events.select_related("actor"),
     }, status=400 if which else 200)

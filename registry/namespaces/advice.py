@@ -124,7 +124,7 @@ def forget_index() -> None:
 
 def nid_warnings(nid: str, *, organisation: str = "", registration_id: int | None = None,
                  index: ConfusionIndex | None = None) -> list[Problem]:
-    """Every warning for a proposed formal NID; ``request_id`` is the request
+    """Every warning for a proposed formal NID; ``registration_id`` is the request
     that proposes it, not to be compared with itself."""
     if not nid:
         return []

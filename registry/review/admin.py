@@ -50,7 +50,7 @@ def viewer_of(obj) -> Visitor:
 # namespace it revises). In get_queryset, not list_select_related: the changelist
 # ignores that once the queryset selects anything related.
 _MAIL_ROW_RELATED = ("comment__registration", "registration__published_version",
-                     "registration__revises")
+                     "registration__revises", "registration__submitted_round")
 
 
 class RoundInline(ReadOnlyInline):
@@ -61,6 +61,9 @@ class RoundInline(ReadOnlyInline):
 class EventInline(ReadOnlyInline):
     model = RequestEvent
     fields = ("created_at", "kind", "transition", "from_state", "to_state", "actor", "comment")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return super().get_queryset(request).filter(workflow.events_visible_to(request.user))
 
 
 class CommentInline(ReadOnlyInline):

@@ -124,7 +124,8 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
         return columns
 
     def staff_queue(self) -> RegistrationRequestQuerySet:
-        """IANA staff's queue: ready to register, then awaiting the IESG."""
+        """IANA staff's queue: the requests in the states whose row gives staff a next
+        step (workflow.STATES' ``staff_next_step``)."""
         from registry.review.workflow import states_where
 
         return self.filter(state__in=states_where(staff_queue=True)).for_lists()
@@ -219,10 +220,11 @@ class RegistrationRequest(EventGuardedState, TemplateFields):
     form_token = models.UUIDField(null=True, blank=True, unique=True, editable=False)
     published_version = models.ForeignKey("namespaces.TemplateVersion", null=True, blank=True,
                                           on_delete=models.PROTECT, related_name="+")
-    # The last round submitted (None: a draft never submitted). Everyone but the
-    # registrant reads the request's kind, NID and procedure from it (the ``shown_*``
-    # properties): the columns above are the working copy, edited after a round is sent
-    # back and private to its registrant until resubmitted (workflow.can_read_working_copy).
+    # The last round submitted (None: a draft never submitted; a constraint holds it set
+    # on every submitted request). Every page, list and mail names the request by its
+    # kind, NID and procedure (the ``shown_*`` properties): the columns above are the
+    # working copy, edited after a round is sent back and private to its registrant
+    # until resubmitted (workflow.can_read_working_copy), who reads them in the edit form.
     submitted_round = models.ForeignKey("Round", null=True, blank=True, editable=False,
                                         on_delete=models.PROTECT, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -239,6 +241,11 @@ class RegistrationRequest(EventGuardedState, TemplateFields):
 
     class Meta:
         ordering = ["-last_activity_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(review_started_at__isnull=True) | Q(submitted_round__isnull=False),
+                name="submitted_request_has_its_round"),
+        ]
 
     guard_message = "Change a request's state through registry.review.actions."
 

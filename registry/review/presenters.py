@@ -176,12 +176,25 @@ def template_panel(registration: RegistrationRequest, user: Any,
         context["round_diffs"] = round_diffs(query, rounds)
     if rounds and workflow.can_read_working_copy(registration, user):
         # Edits saved after the last round, which nobody else reads until resubmitted.
-        context["unsubmitted"] = [d.label for d in field_diffs(values,
-                                                               template_values(registration))
-                                  if d.changed]
+        context["unsubmitted"] = [*_unsubmitted_choices(registration),
+                                  *(d.label for d in field_diffs(values,
+                                                                 template_values(registration))
+                                    if d.changed)]
     context.update(published_diffs(registration, values,
                                    label=f"Round {rounds[0].number}" if rounds else "This draft"))
     return context
+
+
+def _unsubmitted_choices(registration: RegistrationRequest) -> list[str]:
+    """The kind, NID and procedure of a working copy where they differ from the last round."""
+    submitted = registration.submitted_round
+    if submitted is None:
+        return []
+    changed = [("Procedure (fast track)", submitted.fast_track != registration.fast_track)]
+    if not registration.is_revision:  # a revision's kind and NID are its namespace's
+        changed = [("Kind", submitted.kind != registration.kind),
+                   ("Namespace ID", submitted.nid != registration.proposed_nid), *changed]
+    return [label for label, differs in changed if differs]
 
 
 def published_diffs(registration: RegistrationRequest, values: dict[str, str], *,

@@ -533,7 +533,8 @@ def availability(request):
         "away": workflow.is_away(loaded, today=today),
         "takes_new": not workflow.unavailability(loaded, today=today),
         "assigned": RegistrationRequest.objects.open().filter(assigned_expert=expert)
-        .select_related("revises", "published_version").order_by("last_activity_at"),
+        .select_related("revises", "published_version", "submitted_round")
+        .order_by("last_activity_at"),
     }, status=status)
 
 
@@ -601,10 +602,12 @@ def nid_check(request):
         problems = check_informal_nid(nid, registered)
     else:
         problems = check_formal_nid(nid, registered)
-    others = (RegistrationRequest.objects.proposing(nid).count()
-              if plausible_text(nid, 64) else 0)
-    organisation = request.GET.get("organisation", "")[:ORGANISATION_MAX_CHARS]
     edited = query["registration"]
+    proposing = RegistrationRequest.objects.proposing(nid)
+    if edited:
+        proposing = proposing.exclude(pk=int(edited))
+    others = proposing.count() if plausible_text(nid, 64) else 0
+    organisation = request.GET.get("organisation", "")[:ORGANISATION_MAX_CHARS]
     warnings = nid_warnings(
         nid, organisation=(organisation if plausible_text(organisation, ORGANISATION_MAX_CHARS)
                            else ""),

@@ -55,8 +55,13 @@ def test_the_registrant_reads_the_edits_in_their_form(client, sent_back, standar
     client.force_login(standards_body)
     edit = _everything(client.get(reverse("review:edit", args=[sent_back.pk])))
     assert EDITED in edit
-    # Everywhere the request is named, it is named as it is under review.
-    assert SUBMITTED in text(one(page(client.get(sent_back.get_absolute_url())), ".//h1"))
+    # Everywhere the request is named, it is named as it is under review; its page says
+    # which of its saved edits are not submitted yet.
+    doc = page(client.get(sent_back.get_absolute_url()))
+    assert SUBMITTED in text(one(doc, ".//h1"))
+    pending = text(one(doc, ".//*[@data-unsubmitted]"))
+    for label in ("Namespace ID", "Procedure (fast track)", "Organisation"):
+        assert label in pending
 
 
 def test_lists_and_the_admin_show_the_submitted_round(client, sent_back, expert, staff):
@@ -122,7 +127,7 @@ def test_a_request_withdrawn_with_edits_keeps_its_submitted_name(client, sent_ba
 
 
 def test_each_save_of_the_working_copy_is_an_event_only_its_registrant_reads(
-        client, sent_back, standards_body, expert):
+        client, sent_back, standards_body, expert, staff):
     edits = RequestEvent.objects.filter(registration=sent_back, kind=RequestEvent.Kind.EDIT)
     assert [(e.actor, e.from_state, e.to_state) for e in edits] == [
         (standards_body, sent_back.state, sent_back.state)]
@@ -136,3 +141,8 @@ def test_each_save_of_the_working_copy_is_an_event_only_its_registrant_reads(
             client.force_login(viewer)
         timeline = one(page(client.get(sent_back.get_absolute_url())), "//*[@id='timeline']")
         assert label not in text(timeline)
+    client.force_login(staff)  # the admin is one more channel of the same policy
+    change = page(client.get(reverse("admin:review_registrationrequest_change",
+                                     args=[sent_back.pk])))
+    assert label not in text(one(change, ".//body"))
+    assert RequestEvent.Kind.TRANSITION.label in text(one(change, ".//body"))

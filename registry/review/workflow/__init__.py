@@ -4,14 +4,15 @@ views, forms, templates, mail and the querysets ask (``workflow.can_view(...)``)
 
 - ``tables``: the two tables, STATES (what being in a state means) and TRANSITIONS
   (every move, each rule that depends on it a column of its row).
-- ``roles``: who asks (a ``Visitor``: a user or an anonymous visitor) and the roles
+- ``visitors``: who asks (a ``Visitor``: a user or an anonymous visitor) and the roles
   they hold on a request.
 - ``refusals``: the predicates that say no; ``refusal()`` is the one predicate of a
   transition, ``enforce_transition()`` raises what it finds.
 - ``visibility``: who may see a request, its working copy, its comments, events, the
   words of its mail (``can_read_message``: the mail log, the admin, the mail reader),
   the private contact (and whose it is when a namespace changes hands), an account's
-  name (``public_name``, ``registrant_label``), the dashboard and the staff queue.
+  name (``public_name``, ``registrant_label``), the dashboard, the staff queue and the
+  IANA staff pages, a namespace's holder, an expert's availability.
 - ``races``: two open requests proposing one NID, or a NID registered meanwhile.
 - ``workload``: conflicts of interest, availability, suggestions and reminders.
 - ``mail``: who is told, and where a message that arrived goes.
@@ -114,6 +115,7 @@ from registry.review.workflow.visibility import (
     closing_event,
     comment_audiences,
     comments_visible_to,
+    events_visible_to,
     gave_private_contact,
     hidden_events,
     inbound_readable_by,
@@ -215,6 +217,7 @@ __all__ = [
     "enforce_resend",
     "enforce_transition",
     "event_label",
+    "events_visible_to",
     "gave_private_contact",
     "hidden_events",
     "inbound_readable_by",

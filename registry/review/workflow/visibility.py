@@ -106,6 +106,19 @@ def hidden_events(registration: RegistrationRequest, user: Visitor) -> set[str]:
     return {name for name, readers in EVENT_READERS.items() if not roles & readers}
 
 
+def events_visible_to(user: Visitor) -> Q:
+    """``hidden_events`` as a filter over the events of many requests (the admin's): the
+    kinds ``user``'s roles read, and on their own requests those a registrant reads."""
+    roles = {role for role, holds in ((EXPERT_ROLE, is_expert(user)),
+                                      (STAFF_ROLE, is_iana_staff(user))) if holds}
+    hidden = [kind for kind, readers in EVENT_READERS.items() if not roles & readers]
+    readable = ~Q(kind__in=hidden)
+    if is_signed_in(user):
+        own = [kind for kind in hidden if REGISTRANT_ROLE in EVENT_READERS[kind]]
+        readable |= Q(kind__in=own, registration__registrant=user)
+    return readable
+
+
 def closing_event(registration: RegistrationRequest,
                   events: list[RequestEvent]) -> RequestEvent | None:
     """The transition (among ``events``, oldest first) that closed ``registration`` without
