@@ -94,7 +94,7 @@ class RequestAdmin(ViewerMixin, ReadOnlyAdmin):
                      "rounds__registrant_organisation")
     readonly_fields = ("registrant", "shown_kind", "display_nid", "revises", "shown_fast_track",
                        "standardisation", "state", "assigned_expert", "published_version",
-                       "created_at", "updated_at", "review_started_at", "review_paused_for",
+                       "created_at", "review_started_at", "review_paused_for",
                        "review_paused_at", "last_activity_at", "template")
     # The working copy: its registrant's (``template`` and the ``shown_*`` columns ask).
     exclude = ("kind", "proposed_nid", "fast_track", *TEMPLATE_FIELDS)

@@ -72,7 +72,7 @@ def test_community_path_to_a_published_namespace(registrant, expert, staff,
     assert list(RequestEvent.objects.filter(registration=registration).values_list("kind",
                                                                                    "transition")
                 ) == [("create", ""), ("transition", "submit"),
-                      ("transition", "request_changes"), ("transition", "resubmit"),
+                      ("transition", "request_changes"), ("edit", ""), ("transition", "resubmit"),
                       ("transition", "approve"), ("transition", "register")]
     received = f"Received: your URN namespace request #{registration.pk} is in public review"
     assert subjects() == [

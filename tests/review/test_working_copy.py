@@ -32,7 +32,11 @@ def sent_back(standards_body, expert, mailoutbox, django_capture_on_commit_callb
             fast_track=True,
             values=complete_values(registrant, registrant_organisation=EDITED_ORGANISATION))
     mailoutbox.clear()
-    return RegistrationRequest.objects.get(pk=registration.pk)
+    sent_back = RegistrationRequest.objects.get(pk=registration.pk)
+    # What the experts read of its activity is the sending back, not the edit after it.
+    assert sent_back.last_activity_at < sent_back.events.get(
+        kind=RequestEvent.Kind.EDIT).created_at
+    return sent_back
 
 
 def _everything(response) -> str:

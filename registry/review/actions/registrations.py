@@ -169,7 +169,8 @@ def registration_update(*, registration: RegistrationRequest, actor: User, edit_
     for name, value in _clean_values(values).items():
         setattr(registration, name, value)
     registration.edit_version += 1
-    registration.last_activity_at = timezone.now()
+    # Not last_activity_at: the experts' idle time and reminders follow what they can
+    # read, and a working copy is its registrant's until resubmitted.
     registration.save()
     RequestEvent.objects.create(registration=registration, actor=actor,
                                 kind=RequestEvent.Kind.EDIT, from_state=registration.state,
