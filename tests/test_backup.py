@@ -3,12 +3,14 @@ PostgreSQL database reproduces every row of every table, the registry's change d
 every export byte, with the append-only triggers in place; every model of every app is
 backed up or declared derived."""
 
+import contextlib
 import datetime as dt
 import gzip
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from urllib.parse import quote
 
 import psycopg
@@ -124,18 +126,28 @@ def history(registry, registrant, other_registrant, expert, staff, standards_bod
     EmailConfirmation.create(EmailAddress.objects.get(email=registrant.email))
 
 
-@pytest.mark.postgres
-def test_a_round_trip_into_an_empty_database_reproduces_every_row(history, tmp_path):
-    path = tmp_path / "registry.json"
-    call_command("backup", str(path), "--with-passwords", verbosity=0)
-    build_current_exports()
-    target = f"{settings.DATABASES['default']['NAME']}_restore"[:63]
+@contextlib.contextmanager
+def _migrated_database(suffix: str) -> Iterator[str]:
+    """A migrated PostgreSQL database of this run's own (its URL), dropped afterwards."""
+    target = f"{settings.DATABASES['default']['NAME']}_{suffix}"[:63]
     admin = psycopg.connect(_server_url("postgres"), autocommit=True)
     admin.execute(f'DROP DATABASE IF EXISTS "{target}"')
     admin.execute(f'CREATE DATABASE "{target}"')
     try:
         url = _server_url(target)
         assert _manage("migrate", "--noinput", database_url=url).returncode == 0
+        yield url
+    finally:
+        admin.execute(f'DROP DATABASE IF EXISTS "{target}" WITH (FORCE)')
+        admin.close()
+
+
+@pytest.mark.postgres
+def test_a_round_trip_into_an_empty_database_reproduces_every_row(history, tmp_path):
+    path = tmp_path / "registry.json"
+    call_command("backup", str(path), "--with-passwords", verbosity=0)
+    build_current_exports()
+    with _migrated_database("restore") as url:
         restored = _manage("restore", str(path), database_url=url)
         assert restored.returncode == 0, restored.stderr
         built = _manage("build_exports", database_url=url)
@@ -167,9 +179,6 @@ def test_a_round_trip_into_an_empty_database_reproduces_every_row(history, tmp_p
         # A second restore is refused: the database is no longer empty.
         again = _manage("restore", str(path), database_url=url)
         assert again.returncode != 0 and "not empty" in again.stderr
-    finally:
-        admin.execute(f'DROP DATABASE IF EXISTS "{target}" WITH (FORCE)')
-        admin.close()
 
 
 @pytest.mark.postgres
@@ -183,13 +192,7 @@ def test_a_backup_from_before_version_3_points_each_request_to_its_last_round(hi
         if row["model"] == "review.registrationrequest":
             del row["fields"]["submitted_round"]
     path.write_text(json.dumps(document))
-    target = f"{settings.DATABASES['default']['NAME']}_restore2"[:63]
-    admin = psycopg.connect(_server_url("postgres"), autocommit=True)
-    admin.execute(f'DROP DATABASE IF EXISTS "{target}"')
-    admin.execute(f'CREATE DATABASE "{target}"')
-    try:
-        url = _server_url(target)
-        assert _manage("migrate", "--noinput", database_url=url).returncode == 0
+    with _migrated_database("restore2") as url:
         restored = _manage("restore", str(path), database_url=url)
         assert restored.returncode == 0, restored.stderr
         pointers = ("SELECT id, submitted_round_id FROM review_registrationrequest "
@@ -199,9 +202,6 @@ def test_a_backup_from_before_version_3_points_each_request_to_its_last_round(hi
             mine = here.fetchall()
             assert any(round_id for _, round_id in mine)
             assert other.execute(pointers).fetchall() == mine
-    finally:
-        admin.execute(f'DROP DATABASE IF EXISTS "{target}" WITH (FORCE)')
-        admin.close()
 
 
 def test_every_model_is_backed_up_or_declared_derived():
