@@ -191,11 +191,14 @@ def _last_rounds(objects: list[dict[str, Any]]) -> dict[Any, Any]:
     """Each request's last round in a backup's rows: request id -> round id."""
     newest: dict[Any, tuple[int, Any]] = {}
     for row in objects:
-        if row.get("model") == "review.round":
-            fields = row.get("fields", {})
-            request_id, number = fields.get("registration"), fields.get("number", 0)
-            if request_id not in newest or number > newest[request_id][0]:
-                newest[request_id] = (number, row.get("pk"))
+        fields = row.get("fields") if isinstance(row, dict) else None
+        if not isinstance(fields, dict) or row.get("model") != "review.round":
+            continue  # anything malformed is the deserializer's to refuse
+        request_id, number = fields.get("registration"), fields.get("number")
+        if not (isinstance(request_id, int) and isinstance(number, int)):
+            continue
+        if request_id not in newest or number > newest[request_id][0]:
+            newest[request_id] = (number, row.get("pk"))
     return {request_id: pk for request_id, (_, pk) in newest.items()}
 
 

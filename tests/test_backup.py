@@ -204,6 +204,18 @@ def test_a_backup_from_before_version_3_points_each_request_to_its_last_round(hi
             assert other.execute(pointers).fetchall() == mine
 
 
+def test_the_last_rounds_of_an_old_backup_are_read_past_malformed_rows():
+    from registry.backup import _last_rounds
+
+    rows = [{"model": "review.round", "pk": 7, "fields": {"registration": 1, "number": 1}},
+            {"model": "review.round", "pk": 9, "fields": {"registration": 1, "number": 2}},
+            {"model": "review.round", "pk": 8, "fields": {"registration": [1], "number": 3}},
+            {"model": "review.round", "pk": 6, "fields": "not a mapping"},
+            {"model": "review.round", "pk": 5, "fields": {"registration": 2, "number": "2"}},
+            {"model": "review.comment", "pk": 4, "fields": {"registration": 2, "number": 1}}]
+    assert _last_rounds(rows) == {1: 9}
+
+
 def test_every_model_is_backed_up_or_declared_derived():
     """Read from the apps, so a new model fails here until it is one or the other."""
     from django.apps import apps
