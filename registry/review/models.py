@@ -283,6 +283,14 @@ class RegistrationRequest(EventGuardedState, TemplateFields):
         return self.fast_track
 
     @property
+    def shown_organisation(self) -> str:
+        """The registrant's organisation, as submitted (a draft: as its registrant is
+        writing it)."""
+        if self.submitted_round is not None:
+            return self.submitted_round.registrant_organisation
+        return self.registrant_organisation
+
+    @property
     def display_nid(self) -> str:
         if self.published_version_id:
             assert self.published_version is not None  # its id is set

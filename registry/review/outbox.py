@@ -70,8 +70,7 @@ def thread_title(registration: RegistrationRequest) -> str:
         return f"Revision of URN NID {registration.revises.nid}"
     kind = "Fast-track registration" if registration.shown_fast_track else "Registration"
     if registration.shown_kind == "informal":
-        shown = registration.submitted_round or registration
-        organisation = shown.registrant_organisation.strip()
+        organisation = registration.shown_organisation.strip()
         return (f"{kind} request for an informal URN namespace"
                 + (f" ({organisation})" if organisation else ""))
     return f"{kind} request for URN NID {registration.shown_nid or '(no NID yet)'}"

@@ -81,9 +81,8 @@ def registration_warnings(registration: RegistrationRequest, index: Any = None) 
             registration.shown_kind != Namespace.Kind.FORMAL or \
             not registration.shown_nid:
         return []
-    shown = registration.submitted_round or registration
     return nid_warnings(registration.shown_nid,
-                        organisation=shown.registrant_organisation,
+                        organisation=registration.shown_organisation,
                         registration_id=registration.pk, index=index)
 
 

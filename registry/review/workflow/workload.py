@@ -25,8 +25,7 @@ def conflict_of_interest(registration: RegistrationRequest, expert: User) -> str
     if expert.pk == registration.registrant_id:
         return "is the registrant of this request"
     own = _organisation_key(expert.organisation)
-    submitted = registration.submitted_round or registration  # as everyone reads it
-    if own and own in {_organisation_key(submitted.registrant_organisation),
+    if own and own in {_organisation_key(registration.shown_organisation),
                        _organisation_key(registration.registrant.organisation)}:
         return f"is of the registrant's organisation ({expert.organisation})"
     return ""
