@@ -14,6 +14,7 @@ only (``PRIVATE_FIELDS``, declared by ``CONTACT_FIELDS``). Everything public
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -223,7 +224,7 @@ def private_contact(values: dict[str, str]) -> list[tuple[str, str]]:
             and value != (values.get(c.published) or "").strip()]
 
 
-def missing_fields(values: dict[str, str], *, fast_track: bool, revision: bool) -> list[str]:
+def missing_fields(values: Mapping[str, Any], *, fast_track: bool, revision: bool) -> list[str]:
     """The template fields still empty that submission needs."""
     required = list(REQUIRED_FIELDS)
     if fast_track:

@@ -16,7 +16,6 @@ from registry.namespaces.template import (
     FIELD_MAX_CHARS,
     PRIVATE_SECTION,
     PROFILE_FIELD,
-    REQUIRED_FIELDS,
     SECTIONS,
     SINGLE_LINE_FIELDS,
     STORED_FIELDS,
@@ -24,7 +23,7 @@ from registry.namespaces.template import (
     field_label,
 )
 from registry.review.models import Comment, RegistrationRequest
-from registry.review.validation import nid_problems
+from registry.review.workflow.submission import nid_problems, template_problems
 from registry.templates_text import (
     MAX_BYTES,
     MAX_TEMPLATES,
@@ -37,12 +36,7 @@ from registry.templates_text.formats import decode
 from registry.text_policy import TextPolicyForm
 from urn8141.profiles import ProfileError, profile_problems, read_json
 
-NID_INPUT_MAX = 64
-FAST_TRACK_REFUSAL = (
-    "The fast track is for standards bodies that IANA has recorded as recognized (RFC 8141 "
-    "section 6.3, recognition is the IESG's decision). Untick it to use the community path, "
-    "or ask IANA staff to record your organisation's recognition."
-)  # accept a little more than 32 so the length rule can be explained
+NID_INPUT_MAX = 64  # accept a little more than 32 so the length rule can be explained
 
 
 class RequestForm(TextPolicyForm, forms.ModelForm):
@@ -176,22 +170,17 @@ class RequestForm(TextPolicyForm, forms.ModelForm):
         data = super().clean()  # the text policy has normalised newlines already
         if not self.submitting:  # a draft saves whatever is ticked; submission decides
             return data
-        if data.get("fast_track") and self.registrant is not None and \
-                not self.registrant.recognized_standards_body:
-            self.add_error("fast_track", FAST_TRACK_REFUSAL)
-        required = list(REQUIRED_FIELDS)
-        if data.get("fast_track"):
-            required.append("documentation")
-        if self.revision:
-            required.append("revision_information")
-        for name in required:
-            if name in self.fields and not (data.get(name) or "").strip() and name not in \
-                    self.errors:
-                self.add_error(name, "Required before you submit.")
-        kind = data.get("kind", Namespace.Kind.FORMAL)
-        if (not self.revision and kind == Namespace.Kind.FORMAL
-                and not (data.get("proposed_nid") or "") and "proposed_nid" not in self.errors):
-            self.add_error("proposed_nid", "A formal namespace needs a proposed NID.")
+        # The rules every submission is held to (workflow.submission), each at its field;
+        # a field whose own check already refused it keeps that one message.
+        problems = template_problems(
+            data, kind=data.get("kind", Namespace.Kind.FORMAL),
+            proposed_nid=data.get("proposed_nid") or "",
+            fast_track=bool(data.get("fast_track")), revision=self.revision,
+            registrant=self.registrant)
+        for problem in problems:
+            field = problem.field if problem.field in self.fields else None
+            if field is None or field not in self.errors:
+                self.add_error(field, problem.message if field else str(problem))
         return data
 
 

@@ -20,7 +20,7 @@ from registry.history import (
     EventGuardedState,
 )
 from registry.namespaces.models import Namespace
-from registry.namespaces.template import TemplateFields, missing_fields, template_values
+from registry.namespaces.template import TemplateFields, template_values
 from registry.review.mailtext import Segment, split_quoted
 
 if TYPE_CHECKING:
@@ -324,9 +324,6 @@ class RegistrationRequest(EventGuardedState, TemplateFields):
 
     def values(self) -> dict[str, str]:
         return template_values(self)
-
-    def missing_fields(self) -> list[str]:
-        return missing_fields(self.values(), fast_track=self.fast_track, revision=self.is_revision)
 
     def review_period_ends(self, now: dt.datetime | None = None) -> dt.datetime | None:
         """When the minimum public review period of this round ends: the period counts

@@ -173,7 +173,7 @@ def test_a_revision_publishes_version_n_plus_1(registrant, expert, staff):
     revision = actions.registration_create(actor=registrant, revises=namespace)
     assert revision.purpose == namespace.current_version().purpose  # starts from current text
     assert revision.revision_information == ""
-    with pytest.raises(actions.TransitionRefused, match="Revision information is empty"):
+    with pytest.raises(actions.TransitionRefused, match="Revision information: required"):
         actions.registration_transition(registration=revision, transition="submit",
                                         actor=registrant)
     revision = actions.registration_update(

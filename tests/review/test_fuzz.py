@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from registry.http_semantics import MAX_QUERY_BYTES
 from registry.namespaces.api import QUERY_URN
 from registry.namespaces.template import TEXT_FIELDS
+from registry.review import workflow
 from tests.html import field_value, page
 
 FUZZ = settings(max_examples=40, deadline=None,
@@ -140,7 +141,7 @@ def test_what_the_form_accepts_never_breaks_an_export(client, review_people, val
     if response.status_code != 302:
         return
     registration = RegistrationRequest.objects.filter(registrant=registrant).latest("pk")
-    if registration.missing_fields():
+    if workflow.submission_problems(registration):
         return  # a draft that cannot be submitted never reaches an export
     for name, who in [("submit", "registrant"), ("approve", "expert"), ("register", "staff")]:
         registration = actions.registration_transition(registration=registration, transition=name,

@@ -190,13 +190,13 @@ def test_fast_track_needs_a_recognized_body_and_documentation(people):
 
     registration = make_registration(people["registrant"], nid="notsdo", fast_track=True,
                                      submit=False)
-    with pytest.raises(TransitionRefused, match="recognized standards bodies"):
+    with pytest.raises(TransitionRefused, match="recorded as recognized"):
         actions.registration_transition(registration=registration, transition="submit",
                                         actor=people["registrant"])
     sdo_registration = make_registration(people["sdo"], nid="sdonodoc", fast_track=True,
                                          submit=False,
                                          documentation="")
-    with pytest.raises(TransitionRefused, match="Documentation is empty"):
+    with pytest.raises(TransitionRefused, match="Documentation: required before you submit"):
         actions.registration_transition(registration=sdo_registration, transition="submit",
                                         actor=people["sdo"])
 

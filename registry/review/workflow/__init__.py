@@ -13,6 +13,8 @@ views, forms, templates, mail and the querysets ask (``workflow.can_view(...)``)
   the private contact (and whose it is when a namespace changes hands), an account's
   name (``public_name``, ``registrant_label``), the dashboard, the staff queue and the
   IANA staff pages, a namespace's holder, an expert's availability.
+- ``submission``: what a request needs before it can be submitted, at the form's fields
+  and for every transition that needs a complete template.
 - ``races``: two open requests proposing one NID, or a NID registered meanwhile.
 - ``workload``: conflicts of interest, availability, suggestions and reminders.
 - ``mail``: who is told, and where a message that arrived goes.
@@ -61,7 +63,6 @@ from registry.review.workflow.refusals import (
     enforce_move,
     enforce_resend,
     enforce_transition,
-    holder_changed,
     may_be_assigned,
     open_transitions,
     page_transitions,
@@ -70,6 +71,13 @@ from registry.review.workflow.refusals import (
     sends_mail_again,
     standardisation_refusal,
     submit_transition,
+)
+from registry.review.workflow.submission import (
+    Problem,
+    holder_changed,
+    nid_problems,
+    submission_problems,
+    template_problems,
 )
 from registry.review.workflow.tables import (
     BOTH,
@@ -254,6 +262,10 @@ __all__ = [
     "review_restarts_from",
     "states_where",
     "submit_transition",
+    "submission_problems",
+    "template_problems",
+    "nid_problems",
+    "Problem",
     "suggested_assignee",
     "suggestion_refusal",
     "still_addressed",

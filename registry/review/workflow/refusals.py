@@ -23,8 +23,8 @@ from registry.review.models import (
     RegistrationRequest,
     State,
 )
-from registry.review.validation import submission_problems
 from registry.review.workflow.races import race_of
+from registry.review.workflow.submission import holder_changed, submission_problems
 from registry.review.workflow.tables import (
     FAST_TRACK,
     FINAL_STATES,
@@ -188,15 +188,6 @@ def _race_refusal(registration: RegistrationRequest, transition: Transition,
     return None
 
 
-def holder_changed(registration: RegistrationRequest) -> bool:
-    """A revision whose registrant no longer holds the namespace it revises (staff
-    changed the holder after it was started)."""
-    if not registration.is_revision:
-        return False
-    assert registration.revises is not None  # a revision revises one
-    return registration.revises.holder_id != registration.registrant_id
-
-
 def _holder_refusal(registration: RegistrationRequest,
                     transition: Transition) -> Refused | None:
     """A revision is its namespace's holder's: one started before a holder change is
@@ -232,7 +223,8 @@ def _inputs_refusal(registration: RegistrationRequest, transition: Transition,
     if transition.complete_template:
         problems = submission_problems(registration)
         if problems:
-            return TransitionRefused("The template is not ready: " + "; ".join(problems))
+            return TransitionRefused("The template is not ready: "
+                                     + "; ".join(str(problem) for problem in problems))
     return None
 
 
