@@ -7,7 +7,7 @@ WEB_CONCURRENCY (gunicorn's own variable) or 2 x cores + 1. It listens on
 TRUSTED_PROXIES=unix: only who may write the socket can connect, where on loopback any
 local process could speak for any client), "10.0.0.5:8000" for a proxy on another
 machine (list it in TRUSTED_PROXIES). Scale out by running this on more machines behind
-a load balancer that probes /healthz; they share PostgreSQL and Redis."""
+a load balancer that probes /healthz/ready; they share PostgreSQL and Redis."""
 
 import ctypes
 import multiprocessing

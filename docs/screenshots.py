@@ -2,11 +2,12 @@
 
     .venv/bin/python docs/screenshots.py [--port 8170] [--only NAME]
 
-It builds the demo exactly as ``python3 dev.py start`` does (migrate, IANA's registry, the
-real templates, the demo accounts and ``seed_demo --with-history``) in a throwaway SQLite
-database, serves it with ``runserver`` on 127.0.0.1:PORT, signs in as each persona with the
-demo password and writes docs/screenshots/<name>.png with headless Chromium (Debian's
-``/usr/bin/chromium``, or ``CHROMIUM``). Nothing is kept but the pictures.
+It builds the demo as ``python3 dev.py start`` does (migrate, IANA's registry, the real
+templates, the demo accounts), but seeds with ``seed_demo --with-history``, which also
+registers the demo namespace ``exarchive`` with two versions; all in a throwaway SQLite
+database. It serves it with ``runserver`` on 127.0.0.1:PORT, signs in as each persona
+with the demo password and writes docs/screenshots/<name>.png with headless Chromium
+(Debian's ``/usr/bin/chromium``, or ``CHROMIUM``). Nothing is kept but the pictures.
 """
 
 from __future__ import annotations

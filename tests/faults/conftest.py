@@ -1,5 +1,5 @@
 """Fault tests: the registry as production runs it (gunicorn with gunicorn.conf.py, DEBUG
-off, Redis as cache, sessions and broker, PostgreSQL), one part taken away under load.
+off, Redis as cache and broker, PostgreSQL), one part taken away under load.
 
 Each test starts what it breaks itself, on free ports: its own ``redis-server``, its own
 PostgreSQL cluster (initdb/pg_ctl as the postgres user) when the database is what stops,

@@ -1,7 +1,8 @@
-"""docs/api.md's table of a profile's keys names exactly what urn8141.profiles accepts: the
-keys, the closed set of validators, the equivalence steps and the resolver variables. A
-validator, a step, a variable or a key added to the code fails here until the manual has
-it, and one the code drops fails until the manual drops it.
+"""toolkit/README.md's table of a profile's keys (the one description of the format, which
+docs/api.md links to) names exactly what urn8141.profiles accepts: the keys, the closed
+set of validators, the equivalence steps and the resolver variables. A validator, a step,
+a variable or a key added to the code fails here until the README has it, and one the code
+drops fails until the README drops it.
 
 The table is the one whose heading row is ``| key | what |``; the names are read from its
 cells' backquoted words."""
@@ -12,13 +13,14 @@ from django.conf import settings
 
 from urn8141.profiles import PROFILE_KEYS, RESOLVER_VARIABLES, STEPS, VALIDATORS
 
+README = settings.BASE_DIR / "toolkit" / "README.md"
 HEADING = "| key | what |"
 
 
 def _rows() -> dict[str, str]:
     """Each key the table names, with the text of its row's second cell."""
-    lines = (settings.BASE_DIR / "docs" / "api.md").read_text(encoding="utf-8").splitlines()
-    assert HEADING in lines, f"docs/api.md has no table headed {HEADING!r}"
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert HEADING in lines, f"toolkit/README.md has no table headed {HEADING!r}"
     rows: dict[str, str] = {}
     for line in lines[lines.index(HEADING) + 2:]:
         if not line.startswith("|"):

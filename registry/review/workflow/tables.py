@@ -36,8 +36,9 @@ IESG = "iesg"
 
 @dataclass(frozen=True)
 class StateMeaning:
-    """What being in one state means. Every attribute is given for every state (no
-    defaults): a new state must say what it means for each of them."""
+    """What being in one state means. Each row of STATES is built by ``_s()``, whose
+    arguments after the badge are keywords defaulting to False (or "" for the texts): a
+    row names what holds in its state, and what it leaves out does not hold."""
 
     state: State
     badge: str  # the Bootstrap badge classes of the state's label
