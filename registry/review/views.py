@@ -48,7 +48,7 @@ from registry.review.models import (
     RegistrationRequest,
     State,
 )
-from registry.review.presenters import registration_page_context
+from registry.review.presenters import experts_with_load, registration_page_context
 from registry.review.presenters import registration_warnings as _registration_warnings
 from urn8141 import check_formal_nid, check_informal_nid
 
@@ -477,7 +477,7 @@ def dashboard(request):
         assigned_to=request.user if mine else None)
     index = confusion_index()
     today = timezone.localdate()
-    experts = list(get_user_model().objects.designated_experts().with_load())
+    experts = experts_with_load()
     # The assignee marked away today, for each request assigned to one (else None).
     away = {e.pk: e for e in experts if workflow.is_away(e, today=today)}
     def row(r: RegistrationRequest) -> tuple:
