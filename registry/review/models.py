@@ -310,12 +310,6 @@ class RegistrationRequest(EventGuardedState, TemplateFields):
         return registrant_label(self)
 
     @property
-    def is_editable(self) -> bool:
-        from registry.review.workflow import meaning_of
-
-        return meaning_of(self.state).editable
-
-    @property
     def state_meaning(self) -> StateMeaning:
         """What the request's state means (its row of workflow.STATES)."""
         from registry.review.workflow import meaning_of

@@ -157,8 +157,7 @@ def edit_registration(request, pk):
     problem = workflow.edit_refusal(registration, request.user)
     if isinstance(problem, workflow.NotAllowed):
         raise Http404("No such request.")  # someone else's request has no edit page
-    if request.method == "POST" and "import_template" in request.POST and \
-            registration.is_editable:
+    if request.method == "POST" and "import_template" in request.POST and problem is None:
         return _import_template(request, registration)
     if request.method == "POST":
         return _save(request, registration)
