@@ -51,6 +51,10 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
 
         return self.filter(state__in=states_where(open=True))
 
+    def unassigned(self) -> RegistrationRequestQuerySet:
+        """The open requests no expert is assigned to."""
+        return self.open().filter(assigned_expert__isnull=True)
+
     def in_public_review(self) -> RegistrationRequestQuerySet:
         from registry.review.workflow import states_where
 

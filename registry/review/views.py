@@ -494,8 +494,7 @@ def dashboard(request):
         "columns": columns, "mine": mine, "now": timezone.now(),
         "experts": experts, "load": load,
         "can_set_availability": workflow.can_set_availability(request.user),
-        "unassigned": RegistrationRequest.objects.open()
-        .filter(assigned_expert__isnull=True).count(),
+        "unassigned": RegistrationRequest.objects.unassigned().count(),
     })
 
 
