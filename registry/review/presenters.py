@@ -1,6 +1,6 @@
 """The request page, one panel at a time: each presenter reads what its panel shows
 (asking registry.review.workflow what the person may see and do) and returns that
-panel's part of the template context. ``request_page_context`` puts them together.
+panel's part of the template context. ``registration_page_context`` puts them together.
 
 The panels, top to bottom: the header (state, review period), the race for the NID,
 the NID warnings, what the person can do (transitions, assignment, the standardisation
