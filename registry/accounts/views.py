@@ -17,7 +17,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from registry.accounts import actions
 from registry.accounts.forms import HolderForm, ProfileForm, ReasonForm
 from registry.accounts.models import User
-from registry.accounts.roles import ROLE_GROUPS, role_label
+from registry.accounts.roles import ROLE_GROUPS, load_roles, role_label
 from registry.namespaces.actions import RegistryError, namespace_update_record
 from registry.review import workflow
 from registry.review.models import RegistrationRequest
@@ -37,8 +37,8 @@ def accounts(request: HttpRequest) -> HttpResponse:
         found = found.recognized()
     elif show in ROLE_GROUPS:
         found = found.in_role(show)
-    page = Paginator(found.prefetch_related("groups").order_by("email"), 50).get_page(
-        request.GET.get("page"))
+    page = Paginator(found.order_by("email"), 50).get_page(request.GET.get("page"))
+    load_roles(page)  # role_label asks each account's roles: one query for the page
     for account in page:
         account.role = role_label(account)
     return render(request, "accounts/accounts.html", {

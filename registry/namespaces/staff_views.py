@@ -88,8 +88,7 @@ def namespace_record(request: HttpRequest, nid: str) -> HttpResponse:
 
     # A revision open now: a holder change strands it (it can then only be closed).
     # (a draft is its registrant's alone: staff are not told of one).
-    open_revision = (RegistrationRequest.objects.filter(revises=namespace)
-                     .filter(state__in=workflow.states_where(open=True))
+    open_revision = (RegistrationRequest.objects.open().filter(revises=namespace)
                      .select_related("revises").first())
     events = (namespace.events.select_related("actor", "version")
               .order_by("-created_at", "-id"))

@@ -51,6 +51,10 @@ class RegistrationRequestQuerySet(EventGuardedQuerySet):
 
         return self.filter(state__in=states_where(open=True))
 
+    def unassigned(self) -> RegistrationRequestQuerySet:
+        """The open requests no expert is assigned to."""
+        return self.open().filter(assigned_expert__isnull=True)
+
     def in_public_review(self) -> RegistrationRequestQuerySet:
         from registry.review.workflow import states_where
 
@@ -308,12 +312,6 @@ class RegistrationRequest(EventGuardedState, TemplateFields):
         from registry.review.workflow import registrant_label
 
         return registrant_label(self)
-
-    @property
-    def is_editable(self) -> bool:
-        from registry.review.workflow import meaning_of
-
-        return meaning_of(self.state).editable
 
     @property
     def state_meaning(self) -> StateMeaning:

@@ -1,6 +1,6 @@
 """The request page, one panel at a time: each presenter reads what its panel shows
 (asking registry.review.workflow what the person may see and do) and returns that
-panel's part of the template context. ``request_page_context`` puts them together.
+panel's part of the template context. ``registration_page_context`` puts them together.
 
 The panels, top to bottom: the header (state, review period), the race for the NID,
 the NID warnings, what the person can do (transitions, assignment, the standardisation
@@ -19,6 +19,7 @@ from django.http import QueryDict
 from django.urls import reverse
 from django.utils import timezone
 
+from registry.accounts.roles import load_roles
 from registry.namespaces.advice import nid_warnings
 from registry.namespaces.models import Namespace
 from registry.namespaces.presentation import field_diffs, pick_pair
@@ -96,6 +97,15 @@ def _bound(bound: Context, target: str) -> forms.Form | None:
     return form
 
 
+def experts_with_load() -> list[Any]:
+    """The designated experts as the assign choices ask about them (their open
+    assignments, their availability, their roles), read once for the whole list: the
+    choices then ask nothing more per expert."""
+    experts = list(get_user_model().objects.designated_experts().with_load())
+    load_roles(experts)
+    return experts
+
+
 def actions_panel(registration: RegistrationRequest, user: Any, *,
                   bound: Context, now: dt.datetime) -> Context:
     """What ``user`` can do here now: the transitions on offer (each with its form),
@@ -115,7 +125,7 @@ def actions_panel(registration: RegistrationRequest, user: Any, *,
     refused = bound.get("form")
     unplaced = ([e for errors in refused.errors.values() for e in errors]
                 if refused is not None and bound.get("target") not in placed else [])
-    experts = ([e for e in get_user_model().objects.designated_experts()
+    experts = ([e for e in experts_with_load()
                 if workflow.may_be_assigned(registration, e, user)] if can_assign else [])
     return {
         "offered": offered,

@@ -48,7 +48,7 @@ from registry.review.models import (
     RegistrationRequest,
     State,
 )
-from registry.review.presenters import registration_page_context
+from registry.review.presenters import experts_with_load, registration_page_context
 from registry.review.presenters import registration_warnings as _registration_warnings
 from urn8141 import check_formal_nid, check_informal_nid
 
@@ -157,8 +157,7 @@ def edit_registration(request, pk):
     problem = workflow.edit_refusal(registration, request.user)
     if isinstance(problem, workflow.NotAllowed):
         raise Http404("No such request.")  # someone else's request has no edit page
-    if request.method == "POST" and "import_template" in request.POST and \
-            registration.is_editable:
+    if request.method == "POST" and "import_template" in request.POST and problem is None:
         return _import_template(request, registration)
     if request.method == "POST":
         return _save(request, registration)
@@ -477,7 +476,7 @@ def dashboard(request):
         assigned_to=request.user if mine else None)
     index = confusion_index()
     today = timezone.localdate()
-    experts = list(get_user_model().objects.designated_experts().with_load())
+    experts = experts_with_load()
     # The assignee marked away today, for each request assigned to one (else None).
     away = {e.pk: e for e in experts if workflow.is_away(e, today=today)}
     def row(r: RegistrationRequest) -> tuple:
@@ -495,8 +494,7 @@ def dashboard(request):
         "columns": columns, "mine": mine, "now": timezone.now(),
         "experts": experts, "load": load,
         "can_set_availability": workflow.can_set_availability(request.user),
-        "unassigned": RegistrationRequest.objects.open()
-        .filter(assigned_expert__isnull=True).count(),
+        "unassigned": RegistrationRequest.objects.unassigned().count(),
     })
 
 

@@ -4,9 +4,11 @@ import datetime as dt
 
 import lxml.html
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from registry.accounts.models import AccountEvent, User
-from registry.accounts.roles import EXPERT_GROUP, is_expert
+from registry.accounts.roles import EXPERT_GROUP, STAFF_GROUP, is_expert
 from registry.namespaces.actions import namespace_register
 from registry.namespaces.models import NamespaceEvent
 from tests.factories import complete_values, make_user
@@ -45,6 +47,28 @@ def test_accounts_are_found_by_organisation(staff_client, body, registrant):
     rows = page.xpath("//table[@id='accounts']/tbody/tr")
     assert len(rows) == 1 and "body@example.org" in rows[0].text_content()
     assert rows[0].xpath(".//a/@href") == [f"/iana/people/{body.pk}/"]
+
+
+def test_more_accounts_and_roles_cost_no_more_queries(staff_client, body, registrant, expert):
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            response = staff_client.get("/iana/people/")
+        assert response.status_code == 200
+        return len(captured)
+
+    queries()  # the first answer after a change reads what the next ones keep
+    few = queries()
+    roles = [(), [EXPERT_GROUP], [STAFF_GROUP], [EXPERT_GROUP, STAFF_GROUP]]
+    for n in range(8):
+        make_user(f"many{n}@example.org", roles=roles[n % 4], recognized=n == 4)
+    queries()
+    doc = html(staff_client.get("/iana/people/"))
+    shown = {row.xpath("td[2]")[0].text_content(): row.xpath("td[4]")[0].text_content()
+             for row in doc.xpath("//table[@id='accounts']/tbody/tr")}
+    assert len(shown) == 12
+    assert [shown[f"many{n}@example.org"] for n in range(5)] == [
+        "registrant", "designated expert", "IANA staff", "IANA staff", "standards body"]
+    assert queries() == few
 
 
 def test_recognize_a_body_from_its_page(staff_client, staff, body):

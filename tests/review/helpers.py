@@ -1,17 +1,21 @@
-"""Drive a request into any state through the real actions; read what a page gives away;
-hand a message to the mail reader as an MTA does."""
+"""Drive a request into any state through the real actions; add designated experts away
+or at their maximum; read what a page gives away; hand a message to the mail reader as an
+MTA does."""
 
+import datetime as dt
 import io
 import sys
 
 from django.core.management import call_command
+from django.utils import timezone
 from lxml.html import HtmlElement
 
-from registry.accounts.roles import EXPERT_ROLE, REGISTRANT_ROLE, STAFF_ROLE
+from registry.accounts.actions import expert_set_availability
+from registry.accounts.roles import EXPERT_GROUP, EXPERT_ROLE, REGISTRANT_ROLE, STAFF_ROLE
 from registry.review import actions, workflow
 from registry.review.actions import registration_set_standardisation
 from registry.review.models import InboundMessage
-from tests.factories import make_registration
+from tests.factories import make_registration, make_user
 from tests.html import text
 
 EARLY = "Tested before the period ends."
@@ -73,6 +77,26 @@ def registration_in(state, *, path, people, nid, standardisation=False):
                                                             actor=people["expert"])
             flag = False
     return registration
+
+
+def more_experts(n: int, *, prefix: str) -> list:
+    """``n`` designated experts: one in three away, one in three at a maximum of open
+    requests (reached by an assignment), the others as they come."""
+    experts = []
+    for i in range(n):
+        expert = make_user(f"{prefix}{i}@example.org", roles=[EXPERT_GROUP])
+        if i % 3 == 1:
+            expert = expert_set_availability(
+                expert=expert, unavailable_until=timezone.localdate() + dt.timedelta(days=9),
+                max_open_assignments=None, actor=expert)
+        elif i % 3 == 2:
+            expert = expert_set_availability(expert=expert, unavailable_until=None,
+                                              max_open_assignments=1, actor=expert)
+            taken = make_registration(make_user(f"{prefix}-r{i}@example.org"),
+                                      nid=f"{prefix}taken{i}")
+            actions.registration_assign(registration=taken, expert=expert, actor=expert)
+        experts.append(expert)
+    return experts
 
 
 def sent_summaries(outbox) -> list[str]:

@@ -177,6 +177,18 @@ def test_the_dashboard_shows_each_load_and_assigns_the_suggestion_in_one_click(
     assert event.actor.pk == {"expert": expert, "staff": staff}[persona].pk
 
 
+def test_the_dashboard_counts_the_open_requests_nobody_is_assigned(client, registrant, expert):
+    busy = make_registration(registrant, nid="countbusy")
+    actions.registration_assign(registration=busy, expert=expert, actor=expert)
+    make_registration(registrant, nid="countone")
+    make_registration(registrant, nid="counttwo")
+    make_registration(registrant, nid="countdraft", submit=False)  # the registrant's alone
+    client.force_login(expert)
+    doc = page(client.get("/requests/dashboard/"))
+    said = text(one(doc, "//main//p[contains(., 'unassigned')]"))
+    assert said.startswith("2 open requests unassigned.")
+
+
 def test_one_click_assignment_says_so_and_mails_the_assignee(
         client, registrant, expert, second_expert, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):  # the submissions' mail goes out
