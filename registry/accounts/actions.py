@@ -17,7 +17,13 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 
 from registry.accounts.models import AccountEvent, User
-from registry.accounts.roles import GROUP_PERMISSIONS, ROLE_GROUPS, STAFF_GROUP, forget_roles
+from registry.accounts.roles import (
+    GROUP_PERMISSIONS,
+    ROLE_GROUPS,
+    STAFF_GROUP,
+    forget_roles,
+    is_expert,
+)
 
 PROFILE_FIELDS = ("first_name", "last_name", "organisation", "is_active")
 
@@ -102,9 +108,25 @@ def user_update_profile(*, user: User, changes: dict[str, Any], reason: str,
         setattr(user, name, value)
     user.save(update_fields=list(diff))
     _record(user, actor, AccountEvent.Kind.PROFILE_CHANGED, reason, changes=diff)
+    _public_pages_changed(user)
     if diff.get("is_active") == [True, False]:
         _withdraw(user, "was deactivated", actor)
     return user
+
+
+def _public_pages_changed(user: User) -> None:
+    """A profile change moves the registry generation, whoever the account is: the
+    cached public pages name people by their account (``display_name``, through
+    ``workflow.public_name``): IANA staff and experts by the decisions they took on a
+    namespace's page, anyone signed in by their public comments in the review, and the
+    designated experts (the active ones) on the registry page. The exports name only
+    those experts (``exports.experts``), so only an expert's change moves theirs. Any
+    changed field moves it, the organisation too (no public page shows it today): a
+    correction is rare, and a list of the shown fields here could fall behind the
+    templates."""
+    from registry.namespaces.actions import registry_changed
+
+    registry_changed(exports=is_expert(user))
 
 
 @transaction.atomic
