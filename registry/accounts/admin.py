@@ -39,8 +39,7 @@ class AccountForm(TextPolicyForm, forms.ModelForm):
 
     class Meta:
         model = User
-        fields = ("first_name", "last_name", "organisation", "is_active",
-                  "recognized_standards_body")
+        fields = (*actions.PROFILE_FIELDS, "recognized_standards_body")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
