@@ -8,12 +8,14 @@ import pytest
 from django.contrib import admin
 from django.contrib.auth.models import Permission
 
+from registry.accounts import actions
 from registry.accounts.models import AccountEvent, User
+from registry.accounts.roles import STAFF_GROUP
 from registry.namespaces import xrefs
 from registry.namespaces.actions import namespace_register
 from registry.namespaces.models import Namespace, NamespaceEvent
 from tests.factories import complete_values, make_registration, make_user
-from tests.html import field_value
+from tests.html import field_value, texts
 
 # For every model whose admin change form can save: one edit, and the event it must leave.
 EDITS = {
@@ -220,3 +222,51 @@ def test_refusals_in_the_admin_are_at_the_field_not_a_crash(staff_client, staff)
     assert "not verified yet" in lxml.html.fromstring(response.content).xpath(
         "string(//*[contains(@class, 'field-recognized_standards_body')])")
     assert not AccountEvent.objects.filter(user=newcomer, kind="recognized").exists()
+
+
+def _unverified():
+    from allauth.account.models import EmailAddress
+
+    newcomer = make_user("new@body.example")
+    EmailAddress.objects.filter(user=newcomer).update(verified=False)
+    return newcomer
+
+
+# Each account change the policy refuses: whose account, the admin form's field (and
+# the value posted for it), and the action a staff page or a command would call.
+REFUSED = {
+    "deactivating oneself": (
+        lambda staff: staff, "is_active", None,
+        lambda user, staff: actions.user_update_profile(
+            user=user, changes={"is_active": False}, reason="Leaving.", actor=staff)),
+    "ending one's own staff role": (
+        lambda staff: staff, "roles", [],
+        lambda user, staff: actions.role_revoke(user=user, role=STAFF_GROUP,
+                                                reason="Leaving.", actor=staff)),
+    "recognizing an unverified address": (
+        lambda staff: _unverified(), "recognized_standards_body", "on",
+        lambda user, staff: actions.user_recognize(user=user, reason="IESG.", actor=staff)),
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSED))
+def test_the_admin_refuses_an_account_change_as_the_action_does(staff_client, staff, case):
+    """One answer (actions.account_change_refusal): the admin's account form shows at
+    its field the very words the action raises, and saves nothing."""
+    whose, field, posted, act = REFUSED[case]
+    user = whose(staff)
+    with pytest.raises(actions.AccountRefused) as refused:
+        act(user, staff)
+    assert refused.value.field == field
+    url = f"/admin/accounts/user/{user.pk}/change/"
+    data = form_data(lxml.html.fromstring(staff_client.get(url).content), "user_form")
+    data.pop(field, None)
+    if posted is not None:
+        data[field] = posted
+    before = AccountEvent.objects.filter(user=user).count()
+    response = staff_client.post(url, {**data, "reason": "Ticket 8141."})
+    assert response.status_code == 200
+    shown = texts(lxml.html.fromstring(response.content),
+                  f"//*[contains(@class, 'field-{field}')]//ul[@class='errorlist']/li")
+    assert shown == [str(refused.value)]
+    assert AccountEvent.objects.filter(user=user).count() == before

@@ -11,22 +11,77 @@ admin always pass the person signed in.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from typing import Any
 
 from django.contrib.auth.models import Group
 from django.db import transaction
 
 from registry.accounts.models import AccountEvent, User
-from registry.accounts.roles import GROUP_PERMISSIONS, ROLE_GROUPS, STAFF_GROUP, forget_roles
+from registry.accounts.roles import (
+    GROUP_PERMISSIONS,
+    ROLE_GROUPS,
+    STAFF_GROUP,
+    forget_roles,
+    is_expert,
+    roles_of,
+)
 
 PROFILE_FIELDS = ("first_name", "last_name", "organisation", "is_active")
 
 
 class AccountRefused(Exception):
-    """A change to an account that is not allowed; the message says why."""
+    """A change to an account that is not allowed; the message says why. ``field``
+    names the form field the answer is about, when it is about one (the admin's account
+    form and the staff pages' profile form show it there)."""
+
+    def __init__(self, message: str, *, field: str | None = None):
+        super().__init__(message)
+        self.field = field
+
+
+def account_change_refusal(*, actor: User | None, user: User,
+                           changes: Mapping[str, Any]) -> AccountRefused | None:
+    """Why ``actor`` may not make ``changes`` to ``user``'s account now, else None.
+    ``changes`` names fields as they would be after the change: the profile fields
+    (``PROFILE_FIELDS``), ``recognized_standards_body``, and ``roles`` (every role held
+    after it); a field not named stays as it is. The actions ask it before they write
+    and the admin's account form at each changed field, so the two refuse alike and in
+    the same words."""
+    own = actor is not None and actor.pk == user.pk
+    if own and user.is_active and changes.get("is_active") is False:
+        return AccountRefused("You cannot deactivate your own account.", field="is_active")
+    if (own and "roles" in changes and STAFF_GROUP in roles_of(user)
+            and STAFF_GROUP not in changes["roles"]):
+        return AccountRefused("Ask another member of IANA staff to end your own staff role.",
+                              field="roles")
+    if (changes.get("recognized_standards_body") and not user.recognized_standards_body
+            and not address_verified(user)):
+        return AccountRefused(f"{user.email} is not verified yet: recognize the account once "
+                              "its owner has confirmed the address, so the fast track goes "
+                              "to them.", field="recognized_standards_body")
+    return None
+
+
+def _refuse(actor: User | None, user: User, changes: Mapping[str, Any]) -> None:
+    problem = account_change_refusal(actor=actor, user=user, changes=changes)
+    if problem is not None:
+        raise problem
 
 
 def _check_actor(actor: User | None, permission: str) -> None:
+    """Whether ``actor`` may manage accounts, asked as Django asks it: the permission
+    (``has_perm``), which the admin asks too before it shows a form that calls these
+    actions. The registry's own pages ask the workflow instead
+    (``workflow.can_use_staff_pages``: membership of the IANA staff group). The two
+    agree for everyone but a superuser outside that group: the IANA staff group holds
+    every accounts permission (``GROUP_PERMISSIONS``) and the admin gives no one a
+    permission of their own, so a non-superuser has them exactly when they are IANA
+    staff. A superuser holds every permission without the role. They keep the admin
+    (a deployment's superuser must be able to repair an account there), so the actions
+    cannot ask the role; and the pages cannot ask the permission, for the staff pages
+    are the IANA staff role's workplace (its queue, its transitions), which a superuser
+    without the role does not hold."""
     if actor is None:
         return  # a command on the server
     if not actor.is_active or not actor.has_perm(permission):
@@ -96,15 +151,30 @@ def user_update_profile(*, user: User, changes: dict[str, Any], reason: str,
     if not diff:
         return user
     reason = _reason(reason)
-    if actor is not None and actor.pk == user.pk and diff.get("is_active") == [True, False]:
-        raise AccountRefused("You cannot deactivate your own account.")
+    _refuse(actor, user, {name: value for name, (_, value) in diff.items()})
     for name, (_, value) in diff.items():
         setattr(user, name, value)
     user.save(update_fields=list(diff))
     _record(user, actor, AccountEvent.Kind.PROFILE_CHANGED, reason, changes=diff)
+    _public_pages_changed(user)
     if diff.get("is_active") == [True, False]:
         _withdraw(user, "was deactivated", actor)
     return user
+
+
+def _public_pages_changed(user: User) -> None:
+    """A profile change moves the registry generation, whoever the account is: the
+    cached public pages name people by their account (``display_name``, through
+    ``workflow.public_name``): IANA staff and experts by the decisions they took on a
+    namespace's page, anyone signed in by their public comments in the review, and the
+    designated experts (the active ones) on the registry page. The exports name only
+    those experts (``exports.experts``), so only an expert's change moves theirs. Any
+    changed field moves it, the organisation too (no public page shows it today): a
+    correction is rare, and a list of the shown fields here could fall behind the
+    templates."""
+    from registry.namespaces.actions import registry_changed
+
+    registry_changed(exports=is_expert(user))
 
 
 @transaction.atomic
@@ -127,9 +197,7 @@ def _set_recognition(user: User, recognized: bool, reason: str, actor: User | No
     if user.recognized_standards_body == recognized:
         raise AccountRefused(f"{user.display_name} is "
                              f"{'already' if recognized else 'not'} a recognized standards body.")
-    if recognized and not address_verified(user):
-        raise AccountRefused(f"{user.email} is not verified yet: recognize the account once its "
-                             "owner has confirmed the address, so the fast track goes to them.")
+    _refuse(actor, user, {"recognized_standards_body": recognized})
     kind = AccountEvent.Kind.RECOGNIZED if recognized else AccountEvent.Kind.UNRECOGNIZED
     _record(user, actor, kind, reason)
     user.recognized_standards_body = recognized
@@ -158,6 +226,7 @@ def role_grant(*, user: User, role: str, reason: str, actor: User | None) -> Use
     user = _locked(user)
     if user.groups.filter(pk=group.pk).exists():
         raise AccountRefused(f"{user.display_name} is already {role}.")
+    _refuse(actor, user, {"roles": roles_of(user) | {role}})
     user.groups.add(group)
     if role == STAFF_GROUP and not user.is_staff:
         user.is_staff = True
@@ -177,8 +246,7 @@ def role_revoke(*, user: User, role: str, reason: str, actor: User | None) -> Us
     user = _locked(user)
     if not user.groups.filter(pk=group.pk).exists():
         raise AccountRefused(f"{user.display_name} is not {role}.")
-    if actor is not None and actor.pk == user.pk and role == STAFF_GROUP:
-        raise AccountRefused("Ask another member of IANA staff to end your own staff role.")
+    _refuse(actor, user, {"roles": roles_of(user) - {role}})
     user.groups.remove(group)
     if role == STAFF_GROUP and user.is_staff and not user.is_superuser:
         user.is_staff = False

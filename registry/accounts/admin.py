@@ -16,7 +16,7 @@ from django.http import HttpRequest, HttpResponse
 
 from registry.accounts import actions
 from registry.accounts.models import AccountEvent, User
-from registry.accounts.roles import ROLE_GROUPS, STAFF_GROUP
+from registry.accounts.roles import ROLE_GROUPS, forget_roles
 from registry.admin_base import NoAddNoDeleteMixin, ReadOnlyAdmin, ReadOnlyInline, reason_action
 from registry.text_policy import TextPolicyForm
 
@@ -39,8 +39,7 @@ class AccountForm(TextPolicyForm, forms.ModelForm):
 
     class Meta:
         model = User
-        fields = ("first_name", "last_name", "organisation", "is_active",
-                  "recognized_standards_body")
+        fields = (*actions.PROFILE_FIELDS, "recognized_standards_body")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -48,24 +47,22 @@ class AccountForm(TextPolicyForm, forms.ModelForm):
             self.initial["roles"] = list(self.instance.groups.filter(name__in=ROLE_GROUPS)
                                          .values_list("name", flat=True))
 
-    acting_pk: int | None = None  # the person using the admin (set by get_form)
+    actor: User | None = None  # the person using the admin (set by get_form)
 
     def clean(self) -> dict[str, Any]:
         data: dict[str, Any] = super().clean() or {}
         if self.changed_data and not (data.get("reason") or "").strip():
             self.add_error("reason", "Say why; the reason is kept in the account's history.")
-        if ("recognized_standards_body" in self.changed_data
-                and data.get("recognized_standards_body")
-                and not actions.address_verified(self.instance)):
-            self.add_error("recognized_standards_body", "The address is not verified yet; "
-                           "recognize the account once its owner has confirmed it.")
-        if self.acting_pk is not None and self.acting_pk == self.instance.pk:
-            if "is_active" in self.changed_data and not data.get("is_active"):
-                self.add_error("is_active", "You cannot deactivate your own account.")
-            if (STAFF_GROUP in self.initial.get("roles", [])
-                    and STAFF_GROUP not in data.get("roles", [STAFF_GROUP])):
-                self.add_error("roles", "Ask another member of IANA staff to end your own "
-                                        "staff role.")
+        # Each change asked alone, so every refused field shows its own answer (the
+        # actions in save_model ask the same function again, under the row's lock).
+        for name in self.changed_data:
+            if name == "reason" or name not in data:
+                continue
+            problem = actions.account_change_refusal(actor=self.actor, user=self.instance,
+                                                     changes={name: data[name]})
+            if problem is not None:
+                self.add_error(problem.field if problem.field in self.fields else None,
+                               str(problem))
         return data
 
 
@@ -120,7 +117,7 @@ class RegistryUserAdmin(NoAddNoDeleteMixin, UserAdmin):
         may_grant = request.user.has_perm("accounts.grant_role")
 
         class Form(form):  # type: ignore[misc, valid-type]
-            acting_pk = request.user.pk
+            actor = cast(User, request.user)
 
             def __init__(self, *args: Any, **kw: Any) -> None:
                 super().__init__(*args, **kw)
@@ -148,6 +145,7 @@ class RegistryUserAdmin(NoAddNoDeleteMixin, UserAdmin):
             for role in sorted(before - after):
                 actions.role_revoke(user=obj, role=role, reason=reason, actor=actor)
         obj.refresh_from_db()
+        forget_roles(obj)  # the form's refusals read them before the change
 
     def _recognition(self, request: HttpRequest, queryset: QuerySet, recognized: bool,
                      title: str) -> HttpResponse:

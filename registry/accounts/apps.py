@@ -8,16 +8,16 @@ class AccountsConfig(AppConfig):
     verbose_name = "Accounts and roles"
 
     def ready(self) -> None:
-        from django.db.models.signals import m2m_changed, post_save
+        from django.db.models.signals import m2m_changed
 
         from registry.accounts.models import User
-        from registry.accounts.signals import expert_changed, roles_changed
+        from registry.accounts.signals import roles_changed
 
-        # The registry page names the designated experts: a change of role or of an
-        # expert's name moves the registry generation (registry/namespaces/public_cache.py).
+        # The registry page names the designated experts: a change of role moves the
+        # registry generation (registry/namespaces/public_cache.py); a change of name,
+        # user_update_profile.
         m2m_changed.connect(roles_changed, sender=User.groups.through,
                             dispatch_uid="registry-roles-changed")
-        post_save.connect(expert_changed, sender=User, dispatch_uid="registry-expert-changed")
 
         from registry.accounts.roles import sync_role_groups
 

@@ -14,6 +14,7 @@ from django import forms
 from django.contrib.auth.hashers import make_password
 from django.http import HttpRequest
 
+from registry.accounts.actions import PROFILE_FIELDS
 from registry.accounts.models import User
 from registry.text_policy import TextPolicyForm
 
@@ -55,7 +56,7 @@ class ProfileForm(TextPolicyForm, forms.ModelForm):
 
     class Meta:
         model = User
-        fields = ("first_name", "last_name", "organisation", "is_active")
+        fields = PROFILE_FIELDS  # what user_update_profile corrects
         labels = {"is_active": "Account active (can log in)"}
 
     def clean(self) -> dict[str, Any]:

@@ -1,14 +1,17 @@
-"""Role and name changes that the public pages show move the registry generation.
+"""A change of role moves the registry generation: the registry page and registry.xml
+name the designated experts (``exports.experts``).
 
-Users are edited in the admin and by allauth, not through the registry's actions,
-so these receivers stand in for an action: they move the generation in the
-transaction of the change (or right after it, when there is none)."""
+The role actions (``role_grant``, ``role_revoke``) are the registry's writers of roles,
+but a role is a Django group, whose membership can also be changed from the group's
+side (``Group.user_set``: a shell, a test, a data migration); this receiver of every
+membership change moves the generation in the transaction of the change (or right
+after it, when there is none). Everything else of an account that the public
+pages show (a name, the active flag) changes only through ``user_update_profile``,
+which moves the generation itself."""
 
 from __future__ import annotations
 
 from django.db import transaction
-
-from registry.accounts.roles import is_expert
 
 
 def _moved() -> None:
@@ -20,11 +23,4 @@ def _moved() -> None:
 
 def roles_changed(sender, instance, action: str, **kwargs) -> None:
     if action in ("post_add", "post_remove", "post_clear"):
-        _moved()
-
-
-def expert_changed(sender, instance, created: bool, update_fields=None, **kwargs) -> None:
-    if update_fields is not None and set(update_fields) <= {"last_login", "password"}:
-        return  # a log-in or a new password shows nowhere
-    if not created and is_expert(instance):
         _moved()

@@ -115,7 +115,8 @@ def account(request: HttpRequest, pk: int) -> HttpResponse:
             form = _form_of(which, forms)
             if form is None:
                 raise PermissionDenied(str(exc)) from exc
-            form.add_error(None, str(exc))
+            field = getattr(exc, "field", None)  # the refusal's field, when it is this form's
+            form.add_error(field if field in form.fields else None, str(exc))
         else:
             if done:
                 messages.success(request, done)

@@ -12,6 +12,7 @@ from registry.accounts.roles import EXPERT_GROUP, STAFF_GROUP, is_expert
 from registry.namespaces.actions import namespace_register
 from registry.namespaces.models import NamespaceEvent
 from tests.factories import complete_values, make_user
+from tests.html import one, text
 
 
 @pytest.fixture
@@ -133,3 +134,16 @@ def test_make_someone_the_holder_of_a_namespace(staff_client, staff, body):
     # The Reference column names the new holder's organisation (tests/review/test_holder_change)
     assert [r["text"] for r in event.changes["references"][1]] == ["Body of Standards"]
     assert "/iana/namespaces/heldns/" in html(staff_client.get(url)).xpath("//a/@href")
+
+
+def test_refusing_to_deactivate_oneself_shows_at_the_field(staff_client, staff):
+    url = f"/iana/people/{staff.pk}/"
+    response = staff_client.post(url, {"form": "profile", "profile-first_name": staff.first_name,
+                                       "profile-last_name": staff.last_name,
+                                       "profile-organisation": "", "profile-reason": "Leaving."})
+    assert response.status_code == 400
+    page = html(response)
+    assert page.xpath("//input[@name='profile-is_active'][contains(@class, 'is-invalid')]")
+    assert "You cannot deactivate your own account." in text(one(
+        page, "//input[@name='profile-is_active']/ancestor::div[contains(@class, 'mb-3')][1]"))
+    assert User.objects.get(pk=staff.pk).is_active

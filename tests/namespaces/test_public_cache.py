@@ -12,6 +12,7 @@ from django.db import transaction
 from django.urls import reverse
 from lxml import html as lxml_html
 
+from registry.accounts.actions import user_update_profile
 from registry.namespaces.actions import (
     namespace_import,
     namespace_register,
@@ -25,7 +26,8 @@ from registry.namespaces.actions import (
 from registry.namespaces.iana import Person, Record
 from registry.namespaces.models import Namespace, RegistryGeneration
 from registry.review import actions as review_actions
-from tests.factories import complete_values, make_registration
+from tests.factories import approve, complete_values, make_registration
+from tests.html import page, texts
 
 NID_LINKS = '//a[contains(concat(" ", @class, " "), " nid ")]'
 
@@ -60,6 +62,8 @@ def test_every_writer_moves_the_generation(db, staff, registrant):
         lambda: person_sync(person=Person(person_id="New_Person", name="New Person")),
         lambda: registry_metadata_set(key="formal", experts="Someone New"),
         lambda: make_registration(registrant, nid="viareview"),  # a transition: in review
+        lambda: user_update_profile(user=registrant, changes={"last_name": "Corrected"},
+                                    reason="A typo.", actor=staff),  # named by a comment
     ]
     for move in moves:
         before = generation()
@@ -230,11 +234,40 @@ def test_the_experts_named_on_the_registry_page_follow_role_and_name_changes(cli
     assert "Designated" not in named()
     person = role_grant(user=person, role=EXPERT_GROUP, reason="Appointed.", actor=None)
     assert person.display_name in named()
-    person.first_name, person.last_name = "Ada", "Reviewer"
-    person.save()
+    assert person.display_name.encode() in client.get("/registry.xml").getvalue()
+    user_update_profile(user=person, changes={"first_name": "Ada", "last_name": "Reviewer"},
+                        reason="Her name.", actor=None)
     assert "Ada Reviewer" in named()
+    assert b"Ada Reviewer" in client.get("/registry.xml").getvalue()  # the exports name them
     role_revoke(user=person, role=EXPERT_GROUP, reason="Stepped down.", actor=None)
     assert "Ada Reviewer" not in named()
+
+
+def test_a_corrected_name_shows_at_once_wherever_the_public_pages_name_the_person(
+        client, registrant, other_registrant, expert, staff):
+    """Not only an expert's: IANA staff are named by the decisions they took on a
+    namespace's page, anyone signed in by their public comments on the review list."""
+    approve(make_registration(registrant, nid="decidedns"), expert, staff, register=True)
+    review_actions.registration_comment(registration=make_registration(registrant, nid="talked"),
+                                        actor=other_registrant, body="Why not urn:isbn?",
+                                        audience="public")
+
+    def deciders() -> list[str]:
+        doc = page(client.get("/namespaces/decidedns/"))
+        return texts(doc, '//*[@id="review-record"]/following-sibling::ul[1]/li/ul/li')
+
+    def commenters() -> list[str]:
+        doc = page(client.get("/requests/review/"))
+        return texts(doc, '//*[@id="pending"]//*[contains(@class, "comment-author")]')
+
+    assert any(f"({staff.display_name})" in decision for decision in deciders())
+    assert commenters() == [other_registrant.display_name]
+    for person, name in ((staff, "Grace"), (other_registrant, "Ramón")):
+        user_update_profile(user=person, changes={"first_name": name}, reason="Misspelt.",
+                            actor=None)
+    shown = (any(f"(Grace {staff.last_name})" in decision for decision in deciders()),
+             commenters() == [f"Ramón {other_registrant.last_name}"])
+    assert shown == (True, True)  # (the decider renamed, the commenter renamed)
 
 
 def test_signed_in_pages_are_never_compressed(client, registry, registrant):

@@ -63,3 +63,21 @@ def test_a_registrant_who_published_no_organisation_is_the_registrant(priya):
                                           ("expert", False), ("registrant", False)])
 def test_who_may_read_an_account_name(request, priya, viewer, sees):
     assert workflow.can_see_account_name(priya, request.getfixturevalue(viewer)) == sees
+
+
+@pytest.mark.parametrize("viewer", ["priya", "staff", "expert", "registrant"])
+def test_the_pages_show_an_account_name_exactly_to_whom_the_policy_lets_read_it(
+        client, request, priya, expert, staff, viewer):
+    """can_see_account_name is the policy's statement; the pages answer it through
+    public_name, the staff pages' gate and the visitor's own navigation. Here both
+    ways on the pages that could name her (the canary crawl holds "never beyond it"
+    on every page)."""
+    registration = make_registration(priya, nid="priyans", registrant_organisation="Quiet Archive")
+    actions.registration_comment(registration=registration, actor=priya, body="Ask me.",
+                                 audience=Comment.Audience.PUBLIC)
+    person = request.getfixturevalue(viewer)
+    client.force_login(person)
+    urls = (registration.get_absolute_url(), reverse("review:public-review"),
+            reverse("accounts:account", args=[priya.pk]), "/")
+    shown = [url for url in urls if " ".join(NAME) in client.get(url).content.decode()]
+    assert bool(shown) == workflow.can_see_account_name(priya, person), shown

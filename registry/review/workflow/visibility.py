@@ -219,7 +219,17 @@ def salutation(person: User, registration: RegistrationRequest) -> str:
 
 def can_see_account_name(person: User, user: Visitor) -> bool:
     """Who may read an account's own name wherever it appears: its owner and IANA
-    staff; everyone, once its owner acts under it in public (``public_name``)."""
+    staff; everyone, once its owner acts under it in public (``public_name``).
+
+    No page asks it: it is the policy's statement, the audience the canary crawl
+    (tests/test_canary.py) holds every page and mail to. The pages answer the same
+    question where they name someone: ``public_name`` and ``registrant_label`` (a
+    registrant is named by the template's Registrant, anyone else acting on a request
+    by the account's name), ``salutation`` (a mail greets a registrant without it),
+    ``require_staff_pages`` (the accounts pages, for IANA staff) and the navigation,
+    rendered for the signed-in person alone (registry/accounts/signed_in.py).
+    tests/review/test_account_name.py holds them equal on the pages that could name a
+    registrant."""
     return (is_signed_in(user) and user.pk == person.pk) or is_iana_staff(user)
 
 
