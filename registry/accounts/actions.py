@@ -88,11 +88,18 @@ def _check_actor(actor: User | None, permission: str) -> None:
         raise AccountRefused("Only IANA staff can change other people's accounts and roles.")
 
 
+def reason_refusal(reason: str) -> AccountRefused | None:
+    """Every change of an account needs a reason, kept in the account's history."""
+    if (reason or "").strip():
+        return None
+    return AccountRefused("Give a reason; it is kept in the account's history.", field="reason")
+
+
 def _reason(reason: str) -> str:
-    reason = (reason or "").strip()
-    if not reason:
-        raise AccountRefused("Give a reason; it is kept in the account's history.")
-    return reason
+    problem = reason_refusal(reason)
+    if problem is not None:
+        raise problem
+    return reason.strip()
 
 
 def address_verified(user: User) -> bool:

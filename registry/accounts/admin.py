@@ -51,8 +51,8 @@ class AccountForm(TextPolicyForm, forms.ModelForm):
 
     def clean(self) -> dict[str, Any]:
         data: dict[str, Any] = super().clean() or {}
-        if self.changed_data and not (data.get("reason") or "").strip():
-            self.add_error("reason", "Say why; the reason is kept in the account's history.")
+        if self.changed_data and (problem := actions.reason_refusal(data.get("reason", ""))):
+            self.add_error("reason", str(problem))
         # Each change asked alone, so every refused field shows its own answer (the
         # actions in save_model ask the same function again, under the row's lock).
         for name in self.changed_data:

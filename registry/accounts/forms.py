@@ -14,6 +14,7 @@ from django import forms
 from django.contrib.auth.hashers import make_password
 from django.http import HttpRequest
 
+from registry.accounts import actions
 from registry.accounts.actions import PROFILE_FIELDS
 from registry.accounts.models import User
 from registry.text_policy import TextPolicyForm
@@ -61,8 +62,8 @@ class ProfileForm(TextPolicyForm, forms.ModelForm):
 
     def clean(self) -> dict[str, Any]:
         data: dict[str, Any] = super().clean() or {}
-        if self.changed_data and not (data.get("reason") or "").strip():
-            self.add_error("reason", "Say why; the reason is kept in the account's history.")
+        if self.changed_data and (problem := actions.reason_refusal(data.get("reason", ""))):
+            self.add_error("reason", str(problem))
         return data
 
 

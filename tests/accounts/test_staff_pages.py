@@ -7,6 +7,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from registry.accounts import actions
 from registry.accounts.models import AccountEvent, User
 from registry.accounts.roles import EXPERT_GROUP, STAFF_GROUP, is_expert
 from registry.namespaces.actions import namespace_register
@@ -147,3 +148,18 @@ def test_refusing_to_deactivate_oneself_shows_at_the_field(staff_client, staff):
     assert "You cannot deactivate your own account." in text(one(
         page, "//input[@name='profile-is_active']/ancestor::div[contains(@class, 'mb-3')][1]"))
     assert User.objects.get(pk=staff.pk).is_active
+
+
+def test_a_change_without_a_reason_is_refused_at_the_reason_with_the_actions_words(
+        staff_client, registrant):
+    url = f"/iana/people/{registrant.pk}/"
+    response = staff_client.post(url, {"form": "profile", "profile-first_name": "Renamed",
+                                       "profile-last_name": registrant.last_name,
+                                       "profile-organisation": registrant.organisation,
+                                       "profile-is_active": "on", "profile-reason": "  "})
+    assert response.status_code == 400
+    page = html(response)
+    shown = text(one(page, "//textarea[@name='profile-reason']"
+                           "/ancestor::div[contains(@class, 'mb-3')][1]"))
+    assert str(actions.reason_refusal("")) in shown
+    assert User.objects.get(pk=registrant.pk).first_name != "Renamed"
