@@ -100,6 +100,7 @@ from registry.review.workflow.tables import (
 from registry.review.workflow.visibility import (
     EVENT_READERS,
     can_handle_quarantine,
+    can_keep_registry,
     can_read_comment,
     can_read_message,
     can_read_working_copy,
@@ -207,6 +208,7 @@ __all__ = [
     "can_set_standardisation",
     "can_view",
     "can_use_staff_pages",
+    "can_keep_registry",
     "closing_event",
     "comment_audiences",
     "comment_refusal",
