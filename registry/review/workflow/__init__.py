@@ -29,6 +29,8 @@ advisory: the body's representative decides when to ask IANA to register.
 from registry.review.workflow.mail import (
     COMMENT_MAIL,
     answered_by_mail,
+    asks_to_register,
+    asks_to_revise,
     mail_placement,
     moves_answered_by_mail,
     still_addressed,
@@ -187,6 +189,8 @@ __all__ = [
     "TransitionRefused",
     "Visitor",
     "answered_by_mail",
+    "asks_to_register",
+    "asks_to_revise",
     "assign_refusal",
     "attach_refusal",
     "can_assign",
