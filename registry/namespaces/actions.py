@@ -1,8 +1,11 @@
 """Every write to the published registry goes through one function here.
 
-Each takes its rows with ``select_for_update()``, checks the move against an
-explicit table, and writes the event row in the same transaction. Views, the
-admin, the review workflow and management commands call these; none copies them.
+Each asks the workflow whether the person acting may change the registry
+(``workflow.can_keep_registry``; ``actor`` None is a command run on the server: an
+import, the sync with IANA, a seed), takes its rows with ``select_for_update()``,
+checks the move against an explicit table, and writes the event row in the same
+transaction. Views, the admin, the review workflow and management commands call
+these; none copies them, and none relies on its caller having checked who acts.
 """
 
 from __future__ import annotations
@@ -56,6 +59,19 @@ class RegistryError(Exception):
 
 class NIDConflict(RegistryError):
     pass
+
+
+class RegistryRefused(RegistryError):
+    """The person acting may not change the registry (the workflow says who may)."""
+
+
+def _check_actor(actor: User | None) -> None:
+    """Refuse a person the workflow does not let keep the registry; ``None`` is a
+    command run on the server, which acts as nobody."""
+    from registry.review import workflow
+
+    if actor is not None and not workflow.can_keep_registry(actor):
+        raise RegistryRefused("Only IANA staff change the registry.")
 
 
 def registry_changed(*, real_change_at: dt.datetime | None = None, exports: bool = True) -> None:
@@ -154,6 +170,7 @@ def namespace_register(
     a row lock, so concurrent registrations get consecutive numbers. ``date`` is
     the registration date; ``requested_on`` the template's Date (Appendix A: when
     the registration was requested of IANA), by default the same."""
+    _check_actor(actor)
     if kind == Namespace.Kind.INFORMAL:
         counter = _locked_counter()
         counter.last_assigned += 1
@@ -227,6 +244,7 @@ def namespace_set_profile(*, namespace: Namespace, profile: dict[str, Any], reas
     one event keeps the profile before and after, and the reason: PROFILE_SHIPPED for
     one installed from the shipped file (``shipped``: like an import, not a change of
     the registry, so not in the feed), RECORD_CHANGED otherwise."""
+    _check_actor(actor)
     namespace = Namespace.objects.select_for_update().get(pk=namespace.pk)
     if profile:
         problems = profile_problems(profile, namespace.nid)
@@ -303,6 +321,7 @@ def version_publish(
     ``number`` publishes a version under the number its template gives (an
     imported RFC's "Version: 3"); it must come after every published version,
     which is never overwritten. ``nid`` is the NID as the template writes it."""
+    _check_actor(actor)
     namespace = Namespace.objects.select_for_update().get(pk=namespace.pk)
     if not (values.get("revision_information") or "").strip() and namespace.versions.exists():
         raise RegistryError("A revision must describe its differences from the prior version.")
@@ -339,6 +358,7 @@ def namespace_set_status(*, namespace: Namespace, status: str, comment: str,
                          actor: User | None, replaced_by: str = "") -> Namespace:
     """Deprecate (with why, and optionally the registered NID that replaces it) or
     reinstate a namespace."""
+    _check_actor(actor)
     namespace = Namespace.objects.select_for_update().get(pk=namespace.pk)
     move = (namespace.status, status)
     if move not in STATUS_TRANSITIONS:
@@ -430,6 +450,7 @@ def namespace_update_record(*, namespace: Namespace, changes: dict[str, object],
     note, registration date, template URL and date. Writes one NamespaceEvent with
     each field's before and after, and the reason. Unchanged values are ignored; if
     nothing changes, nothing is written."""
+    _check_actor(actor)
     validate_record(changes)
     if "references" in changes:  # labels become references typed as IANA types them
         changes = {**changes, "references": [
@@ -539,6 +560,7 @@ def namespace_import(*, record: Record, actor: Any = None, source: str = "",
     A new row gets a ``new_kind`` event (IMPORTED on a first import, ADDED_FROM_IANA
     when IANA registered it later); every change to an existing row a SYNCED event naming
     each field. Template text that is not in the source stays empty, never invented."""
+    _check_actor(actor)
     fields = _record_fields(record)
     existing = Namespace.objects.select_for_update().by_nid(record.name).first()
     if existing is not None:
@@ -584,6 +606,7 @@ def namespace_note_dropped(*, namespace: Namespace, source: str = "",
     ``namespace``; the namespace itself stays as it is (a NID is never removed, RFC 8141
     section 5). Once per drop: False when its history says so already, since IANA
     last listed it."""
+    _check_actor(actor)
     namespace = Namespace.objects.select_for_update().get(pk=namespace.pk)
     if already_noted_dropped(namespace):
         return False
@@ -609,6 +632,7 @@ def _person_values(person: IanaPerson) -> dict[str, Any]:
 def person_sync(*, person: IanaPerson, actor: Any = None) -> str:
     """Add or bring in line one entry of IANA's ``<people>``; returns what changed
     ("" when nothing did), and records it as a RegistryEvent."""
+    _check_actor(actor)
     values = _person_values(person)
     existing = Person.objects.select_for_update().filter(person_id=person.person_id).first()
     if existing is None:
@@ -640,6 +664,7 @@ def registry_metadata_set(*, key: str, actor: Any = None, experts: str | None = 
                           updated: dt.date | None = None) -> list[str]:
     """Set the designated experts of a sub-registry as IANA lists them, or the date
     IANA gives as the registry's last update; each change an event."""
+    _check_actor(actor)
     meta, _ = RegistryMetadata.objects.get_or_create(key=key)
     meta = RegistryMetadata.objects.select_for_update().get(pk=meta.pk)
     changes = []
@@ -670,6 +695,7 @@ def namespaces_bulk_register(*, registrations: list[dict[str, Any]], actor: User
     version first. Writes what ``namespace_register`` and ``version_publish`` write,
     event rows included, with a few multi-row INSERTs instead of one transaction
     per version; the NIDs are checked the same way. Returns how many were made."""
+    _check_actor(actor)
     if not registrations:
         return 0
     taken = {nid_key(nid) for nid in Namespace.objects.values_list("nid", flat=True)}

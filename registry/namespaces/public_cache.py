@@ -53,6 +53,7 @@ from django.conf import settings
 from django.contrib.messages import get_messages
 from django.core.cache import caches
 from django.db import connection
+from django.db.models import Field
 from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
 from django.middleware.csrf import get_token
 from django.template.loader import render_to_string
@@ -68,6 +69,7 @@ from registry.http_semantics import (
     not_acceptable,
     representation_etag,
 )
+from registry.namespaces.models import RegistryGeneration
 from registry.namespaces.query_params import NO_QUERY, Query
 from registry.release import current_release
 from registry.unavailable import DATABASE_AWAY
@@ -92,10 +94,21 @@ FREE_TEXT_KIND = "-free"  # what a free-text key's kind ends with ("public:page-
 _KEPT_HEADERS = ("Content-Type", "Content-Disposition")
 
 
-# RegistryGeneration's one row (its table name is Django's default for the model).
-GENERATION_TABLE = "namespaces_registrygeneration"
-GENERATION_COLUMNS = ("token", "number", "changed_at", "real_change_at", "exports_number")
-_GENERATION_SQL = f"SELECT {', '.join(GENERATION_COLUMNS)} FROM {GENERATION_TABLE} WHERE id = 1"  # noqa: S608
+# RegistryGeneration's one row, read with a raw cursor (no ORM compilation on every
+# request): its table and columns are the model's, in the order Generation reads them.
+_GENERATION_META = RegistryGeneration._meta
+
+
+def _generation_column(name: str) -> str:
+    """The column of RegistryGeneration's field ``name`` (every concrete field has one)."""
+    return cast(str, cast("Field[Any, Any]", _GENERATION_META.get_field(name)).column)
+
+
+GENERATION_TABLE = _GENERATION_META.db_table
+GENERATION_COLUMNS = tuple(_generation_column(name) for name in (
+    "token", "number", "changed_at", "real_change_at", "exports_number"))
+_GENERATION_SQL = (f"SELECT {', '.join(GENERATION_COLUMNS)} FROM {GENERATION_TABLE} "  # noqa: S608
+                   f"WHERE {_GENERATION_META.pk.column} = 1")
 
 
 @dataclass(frozen=True)

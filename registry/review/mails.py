@@ -77,6 +77,9 @@ def event_message(event: RequestEvent, audience: str) -> EmailMessage | None:
     context = {
         "event": event,
         "move": move,
+        # What the move means for the text, as the workflow says (templates never decide).
+        "asks_to_revise": workflow.asks_to_revise(move),
+        "asks_to_register": workflow.asks_to_register(move),
         "registration": registration,
         "registrant_label": workflow.registrant_label(registration),
         "salutation": workflow.salutation(registration.registrant, registration),
@@ -103,8 +106,10 @@ def event_message(event: RequestEvent, audience: str) -> EmailMessage | None:
                 what += f" (round {round_.number})"
         elif move.publishes:
             what = f"Registered: URN NID {nid}"
-        else:
+        elif workflow.asks_to_register(move):
             what = f"Standards body asks IANA to register URN NID {nid}"
+        else:
+            raise ValueError(f"the review list has no message for {move.name!r}")
         return _message(f"[urn] {what}", "to_list.txt", context,
                         to=[settings.REVIEW_LIST_ADDRESS], cc=experts_emails(),
                         reply_to=[settings.REVIEW_LIST_ADDRESS])

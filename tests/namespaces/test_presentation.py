@@ -79,16 +79,16 @@ def test_what_is_too_large_is_shown_whole_and_said_so():
     assert CALL_BUDGET < FIELD_MAX_CHARS ** 2  # the bound is what makes this coarse
 
 
-def test_the_diff_page_offers_both_texts_when_too_large(client, db):
+def test_the_diff_page_offers_both_texts_when_too_large(client, staff):
     from registry.namespaces.actions import namespace_register, version_publish
     from tests.factories import complete_values, make_user
 
     user = make_user("holder@example.org")
     old, new = _adversarial(0, FIELD_MAX_CHARS)
     today = datetime.date(2026, 1, 1)
-    namespace = namespace_register(nid="bigdiff", kind="formal", actor=user, date=today,
+    namespace = namespace_register(nid="bigdiff", kind="formal", actor=staff, date=today,
                                    values=complete_values(user, purpose=old))
-    version_publish(namespace=namespace, actor=user, date=today,
+    version_publish(namespace=namespace, actor=staff, date=today,
                     values=complete_values(user, purpose=new, revision_information="All new."))
     start = time.process_time()
     response = client.get("/namespaces/bigdiff/diff/")

@@ -159,6 +159,59 @@ def test_fast_track_path(standards_body, expert, staff, django_capture_on_commit
     assert "[urn] Standards body asks IANA to register URN NID sdonid" in subjects()
 
 
+def _sent_to(address):
+    return [m for m in mail.outbox if address in m.recipients()]
+
+
+def test_the_registrant_is_asked_to_resubmit_when_the_template_comes_back(
+        registrant, expert, django_capture_on_commit_callbacks):
+    """Requested changes hand the template back to its registrant (the state they edit
+    in): their mail asks for a new round; a rejection only says where to read it."""
+    with django_capture_on_commit_callbacks(execute=True):
+        asked = make_registration(registrant, nid="asked")
+        rejected = make_registration(registrant, nid="rejected")
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        actions.registration_transition(registration=asked, transition="request_changes",
+                                        actor=expert, comment="Shorten the syntax.")
+        actions.registration_transition(registration=rejected, transition="reject",
+                                        actor=expert, comment="Not a namespace.",
+                                        early_reason=EARLY)
+    changes, rejection = _sent_to(registrant.email)
+    url = f"http://127.0.0.1:8000/requests/{asked.pk}/"
+    assert changes.body.startswith(f"Hello,\n\nYour request #{asked.pk} for the URN namespace "
+                                   "asked is now: Changes requested.\n\n")
+    assert changes.body.endswith(
+        f"wrote:\n\nShorten the syntax.\n\nPlease revise the template and resubmit it:\n{url}\n\n")
+    url = f"http://127.0.0.1:8000/requests/{rejected.pk}/"
+    assert rejection.body.endswith(f"period: {EARLY}\n\n{url}\n\n")
+    assert "resubmit" not in rejection.body
+
+
+def test_the_list_hears_a_fast_track_request_to_register_as_one(
+        standards_body, staff, django_capture_on_commit_callbacks):
+    """The standards body's request to IANA reaches the list as such (RFC 8141 section
+    6.3), and the registration that follows as a registration."""
+    with django_capture_on_commit_callbacks(execute=True):
+        registration = make_registration(standards_body, nid="fastlist", fast_track=True)
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        registration = actions.registration_transition(
+            registration=registration, transition="request_registration", actor=standards_body)
+        actions.registration_transition(registration=registration, transition="register",
+                                        actor=staff)
+    asked, registered = _sent_to("urn@ietf.org")
+    assert asked.body.startswith(
+        "The representative of Example SDO asks IANA to complete this fast-track\n"
+        "registration (RFC 8141 section 6.3).\n\nNamespace Identifier:\n   fastlist\n")
+    assert asked.body.endswith(f"-- \nhttp://127.0.0.1:8000/requests/{registration.pk}/\n\n")
+    assert registered.body.startswith("IANA has registered the URN namespace fastlist:\n"
+                                      "http://127.0.0.1:8000/namespaces/fastlist/\n")
+    assert sent_summaries([asked, registered]) == [
+        "[urn] Standards body asks IANA to register URN NID fastlist",
+        "[urn] Registered: URN NID fastlist"]
+
+
 def test_informal_registration_assigns_the_next_number(registry, registrant, expert, staff):
     registration = make_registration(registrant, nid="", kind="informal")
     assert Round.objects.get(registration=registration).nid == ""

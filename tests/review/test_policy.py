@@ -198,6 +198,29 @@ def test_every_link_in_every_mail_is_built_from_site_url(settings, registrant, e
     assert "https://urn.example.org/namespaces/linked/" in links
 
 
+def test_no_mail_template_names_a_transition(settings):
+    """The mail templates read what the workflow says of a move (its row, the state it
+    reaches, a question of registry.review.workflow), never which move it was by name."""
+    names = "|".join(workflow.TRANSITIONS)
+    named = re.compile(rf"""\.name\s*[!=]=|["']({names})["']""")
+    folder = settings.BASE_DIR / "templates" / "review" / "mail"
+    deciding = [f"{path.name}:{number}: {line.strip()}"
+                for path in sorted(folder.glob("*.txt"))
+                for number, line in enumerate(path.read_text().splitlines(), start=1)
+                if named.search(line)]
+    assert len(list(folder.glob("*.txt"))) > 5 and deciding == []
+
+
+def test_every_move_the_list_hears_of_says_what_it_is():
+    """to_list.txt and its subject know three kinds of news: a round to review, a
+    registration, and a registrant asking IANA to register; a new move told to the list
+    needs its own words, never one of these by elimination."""
+    told = [t for t in workflow.TRANSITIONS.values() if workflow.REVIEW_LIST in t.mail]
+    kinds = {t.name: (t.creates_round, t.publishes, workflow.asks_to_register(t))
+             for t in told}
+    assert told and [name for name, kind in kinds.items() if sum(kind) != 1] == []
+
+
 # --- Forms keep everything, errors at the field -----------------------------------------
 
 def test_a_refused_internal_comment_keeps_its_audience_and_every_character(client, registrant,

@@ -254,6 +254,22 @@ def test_comment_audiences_by_role_and_state(state, people):
     assert workflow.can_view(registration, people["registrant"])
 
 
+def test_a_refused_public_comment_says_who_may_still_comment(people):
+    """Not "while in public review": every open state takes public comments, and a
+    request that is over takes them from its participants (comment_audiences)."""
+    from django.utils import timezone
+
+    from registry.review.models import RegistrationRequest
+
+    over = RegistrationRequest(registrant=people["registrant"], state=State.REJECTED,
+                               review_started_at=timezone.now())
+    refused = workflow.comment_refusal(over, people["other"], "public")
+    assert refused is not None and str(refused) == (
+        "Public comments are for submitted requests: a draft is private to its registrant, "
+        "and once a request is over only its registrant, the designated experts and IANA "
+        "staff comment.")
+    assert workflow.comment_refusal(over, people["registrant"], "public") is None
+
 @pytest.mark.parametrize("state", ["draft", "withdrawn"])
 def test_a_request_never_submitted_stays_private_in_any_state(state, people):
     from django.contrib.auth.models import AnonymousUser

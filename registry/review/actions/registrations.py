@@ -355,8 +355,10 @@ def registration_remind(*, registration: RegistrationRequest, idle: dt.timedelta
 @transaction.atomic
 def registration_comment(*, registration: RegistrationRequest, actor: User, body: str,
                          audience: str) -> Comment:
-    """Comment on a request. Anyone signed in may comment publicly while it is in
-    public review; experts also write to the registrant or among themselves."""
+    """Comment on a request, to whom ``workflow.comment_audiences`` allows: publicly,
+    anyone signed in once it is submitted and while it is open, and its participants
+    (its registrant, the designated experts, IANA staff) after it is over; experts and
+    IANA staff also write to the registrant, and experts among themselves."""
     registration = RegistrationRequest.objects.select_for_update().get(pk=registration.pk)
     body = body.strip()
     if not body:

@@ -31,6 +31,8 @@ advisory: the body's representative decides when to ask IANA to register.
 from registry.review.workflow.mail import (
     COMMENT_MAIL,
     answered_by_mail,
+    asks_to_register,
+    asks_to_revise,
     mail_placement,
     moves_answered_by_mail,
     still_addressed,
@@ -108,6 +110,7 @@ from registry.review.workflow.tables import (
 from registry.review.workflow.visibility import (
     EVENT_READERS,
     can_handle_quarantine,
+    can_keep_registry,
     can_read_comment,
     can_read_message,
     can_read_working_copy,
@@ -194,6 +197,8 @@ __all__ = [
     "TransitionRefused",
     "Visitor",
     "answered_by_mail",
+    "asks_to_register",
+    "asks_to_revise",
     "assign_refusal",
     "attach_refusal",
     "can_assign",
@@ -215,6 +220,7 @@ __all__ = [
     "can_set_standardisation",
     "can_view",
     "can_use_staff_pages",
+    "can_keep_registry",
     "closing_event",
     "comment_audiences",
     "comment_refusal",

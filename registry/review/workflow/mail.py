@@ -17,6 +17,7 @@ from registry.review.workflow.tables import (
     TRANSITIONS,
     Transition,
     meaning_of,
+    registers_from,
 )
 from registry.review.workflow.visibility import comment_audiences, was_submitted
 from registry.review.workflow.visitors import is_registrant, roles_on
@@ -49,6 +50,19 @@ def moves_answered_by_mail() -> tuple[str, ...]:
     a request in a state answered by mail and tell the registrant."""
     return tuple(t.name for t in TRANSITIONS.values()
                  if STATES[t.target].answered_by_mail and REGISTRANT in t.mail)
+
+
+def asks_to_revise(transition: Transition) -> bool:
+    """Whether ``transition`` hands the template back to its registrant, whose mail then
+    asks them to revise and resubmit it: it reaches a state the registrant edits in."""
+    return meaning_of(transition.target).editable
+
+
+def asks_to_register(transition: Transition) -> bool:
+    """Whether taking ``transition`` is the registrant asking IANA to register (the
+    standards body's decision on the fast track, RFC 8141 section 6.3), as the list is
+    told: the registrant's move into a state IANA staff register from."""
+    return REGISTRANT_ROLE in transition.roles and registers_from(transition.target)
 
 
 def mail_placement(registration: RegistrationRequest, *, via_list: bool, sender: User | None,

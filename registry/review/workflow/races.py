@@ -14,7 +14,12 @@ from registry.review.workflow.tables import FINAL_STATES, meaning_of
 
 @dataclass(frozen=True)
 class Race:
-    twins: int  # other open requests proposing the same NID, case-insensitively
+    """A request's race for its NID. ``twins`` says whether other open requests propose
+    the same NID (case-insensitively): read only its truth. It is no count: from the
+    ``with_race()`` annotation (an ``Exists``) it is 0 or 1, and only a caller that
+    counted them (the request page's conflict list) gives how many."""
+
+    twins: int
     taken: bool  # the NID was registered meanwhile
 
     def __bool__(self) -> bool:

@@ -325,8 +325,9 @@ _AUDIENCE_REFUSALS: dict[str, str] = {
     Comment.Audience.EXPERTS: "Only designated experts can write internal comments, and not "
                               "on their own request.",
     Comment.Audience.REGISTRANT: "Only experts and IANA staff write to the registrant.",
-    Comment.Audience.PUBLIC: "Public comments are for requests in review; a draft is private "
-                             "and the review of a closed request is over.",
+    Comment.Audience.PUBLIC: "Public comments are for submitted requests: a draft is private "
+                             "to its registrant, and once a request is over only its "
+                             "registrant, the designated experts and IANA staff comment.",
 }
 
 

@@ -276,6 +276,14 @@ def can_use_staff_pages(user: Visitor) -> bool:
     return is_iana_staff(user)
 
 
+def can_keep_registry(user: Visitor) -> bool:
+    """Whether ``user`` may change the published registry: a namespace's record (holder,
+    references, note, dates), its status and profile, a published version, and the copy
+    of IANA's registry. IANA staff keep it; every write of registry.namespaces.actions
+    asks this of the person acting (a command run on the server acts as nobody)."""
+    return is_iana_staff(user)
+
+
 def require_staff_pages(user: Visitor) -> None:
     """Refuse (403) anyone :func:`can_use_staff_pages` does not let in."""
     if not can_use_staff_pages(user):
