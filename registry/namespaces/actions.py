@@ -253,8 +253,8 @@ def namespace_set_profile(*, namespace: Namespace, profile: dict[str, Any], reas
             raise RecordInvalid(PROFILE_FIELD, f"{namespace.nid}: {field}: {message}")
     if namespace.profile == profile:
         return namespace
-    if not reason.strip():
-        raise RecordInvalid("reason", "Give a reason; it is kept in the namespace's history.")
+    if (problem := reason_refusal(reason)) is not None:
+        raise problem
     kind = NamespaceEvent.Kind.PROFILE_SHIPPED if shipped else NamespaceEvent.Kind.RECORD_CHANGED
     record_namespace_events(NamespaceEvent(
         namespace=namespace, kind=kind, actor=actor,
@@ -392,6 +392,13 @@ class RecordInvalid(RegistryError):
         self.field = field
 
 
+def reason_refusal(reason: str) -> RecordInvalid | None:
+    """A change of a namespace's record needs a reason, kept in its public history."""
+    if (reason or "").strip():
+        return None
+    return RecordInvalid("reason", "Give a reason; it is kept in the namespace's history.")
+
+
 def replacement_namespace(namespace: Namespace, nid: str) -> Namespace:
     """The registered namespace ``nid`` names, fit to replace ``namespace``."""
     replacement: Namespace | None = Namespace.objects.by_nid(nid.strip()).first()
@@ -461,8 +468,8 @@ def namespace_update_record(*, namespace: Namespace, changes: dict[str, object],
             if getattr(namespace, name) != value}
     if not diff:
         return namespace
-    if not reason.strip():
-        raise RecordInvalid("reason", "Give a reason; it is kept in the namespace's history.")
+    if (problem := reason_refusal(reason)) is not None:
+        raise problem
     kind = NamespaceEvent.Kind.RECORD_CHANGED
     if "holder" in diff:
         kind = NamespaceEvent.Kind.HOLDER_CHANGED

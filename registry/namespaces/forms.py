@@ -17,6 +17,7 @@ from registry.namespaces.actions import (
     STAFF_FIELDS,
     RecordInvalid,
     RegistryError,
+    reason_refusal,
     replacement_namespace,
     validate_record,
 )
@@ -119,8 +120,8 @@ class RecordForm(TextPolicyForm, forms.ModelForm):
             self.add_error(exc.field if exc.field in self.fields else None, str(exc))
         except RegistryError as exc:
             self.add_error(None, str(exc))
-        if changes and not (data.get("reason") or "").strip():
-            self.add_error("reason", "Say why; the reason is kept in the namespace's history.")
+        if changes and (problem := reason_refusal(data.get("reason", ""))) is not None:
+            self.add_error("reason", str(problem))
         return data
 
 
