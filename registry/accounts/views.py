@@ -5,6 +5,7 @@ and shows the error at its field."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any, cast
 
 from django.contrib import messages
@@ -56,8 +57,10 @@ def _forms(request: HttpRequest, account: User, which: str | None) -> dict[str, 
                    ReasonForm(data if which == f"role:{role}" else None,
                               prefix=f"role-{role.replace(' ', '-')}"))
                   for role in ROLE_GROUPS],
-        "profile": ProfileForm(data if which == "profile" else None, instance=account,
-                               prefix="profile"),
+        # A copy: the form puts what was typed into its instance, and the page around
+        # it names the account as it is stored until a change is saved.
+        "profile": ProfileForm(data if which == "profile" else None,
+                               instance=copy.copy(account), prefix="profile"),
         "holder": HolderForm(data if which == "holder" else None, prefix="holder"),
     }
 

@@ -163,3 +163,7 @@ def test_a_change_without_a_reason_is_refused_at_the_reason_with_the_actions_wor
                            "/ancestor::div[contains(@class, 'mb-3')][1]"))
     assert str(actions.reason_refusal("")) in shown
     assert User.objects.get(pk=registrant.pk).first_name != "Renamed"
+    # What was typed stays in its field; the page names the account as it is stored.
+    assert one(page, "//input[@name='profile-first_name']").get("value") == "Renamed"
+    assert "Renamed" not in text(one(page, "//h1"))
+    assert text(one(page, "//h1")).startswith(registrant.display_name)
