@@ -270,3 +270,24 @@ def test_the_admin_refuses_an_account_change_as_the_action_does(staff_client, st
                   f"//*[contains(@class, 'field-{field}')]//ul[@class='errorlist']/li")
     assert shown == [str(refused.value)]
     assert AccountEvent.objects.filter(user=user).count() == before
+
+
+def test_a_superuser_without_the_staff_role_reads_the_registry_in_the_admin_and_never_writes(
+        client, objects):
+    """The registry's writes are IANA staff's (workflow.can_keep_registry): the admin
+    asks the same rule, so a superuser outside the role gets the record to read, no save
+    button and no status actions, and a post changes nothing (403, not a 500)."""
+    namespace = objects[Namespace]
+    operator = User.objects.create_superuser(email="operator@example.org", password=None)
+    client.force_login(operator)
+    url = f"/admin/namespaces/namespace/{namespace.pk}/change/"
+    page = lxml.html.fromstring(client.get(url).content)
+    assert not page.xpath("//input[@name='_save']")
+    assert not page.xpath("//textarea[@name='registry_note']")
+    changelist = lxml.html.fromstring(client.get("/admin/namespaces/namespace/").content)
+    assert not changelist.xpath("//select[@name='action']/option[@value='deprecate']")
+    response = client.post(url, {"registry_note": "Changed by the operator.", "reason": "Why."})
+    assert response.status_code == 403
+    namespace.refresh_from_db()
+    assert namespace.registry_note != "Changed by the operator."
+    assert not NamespaceEvent.objects.filter(namespace=namespace, actor=operator).exists()

@@ -29,6 +29,7 @@ from registry.namespaces.models import (
     TemplateVersion,
 )
 from registry.namespaces.template import TEMPLATE_FIELDS
+from registry.review import workflow
 
 
 class VersionInline(ReadOnlyInline):
@@ -63,8 +64,15 @@ class NamespaceAdmin(NoAddNoDeleteMixin, admin.ModelAdmin):
     inlines = [VersionInline, EventInline]
     actions = ["deprecate", "reinstate"]
 
+    # Every write asks the workflow who may keep the registry (actions._check_actor); the
+    # admin asks it too, so a superuser without the IANA staff role reads and never writes.
+    def has_change_permission(self, request: HttpRequest, obj: Namespace | None = None) -> bool:
+        return (super().has_change_permission(request, obj)
+                and workflow.can_keep_registry(request.user))
+
     def has_set_status_permission(self, request: HttpRequest) -> bool:
-        return request.user.has_perm("namespaces.set_namespace_status")
+        return (request.user.has_perm("namespaces.set_namespace_status")
+                and workflow.can_keep_registry(request.user))
 
     def save_model(self, request: HttpRequest, obj: Namespace, form: RecordForm,
                    change: bool) -> None:

@@ -54,7 +54,7 @@ def test_the_form_and_the_transition_find_the_same_problems(client, registrant, 
         actions.registration_transition(registration=draft, transition="submit",
                                         actor=registrant)
     for problem in problems:
-        assert str(problem) in str(refused.value)
+        assert str(problem).rstrip(".") in str(refused.value)
     assert RegistrationRequest.objects.get(pk=draft.pk).state == State.DRAFT
 
 

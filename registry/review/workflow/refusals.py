@@ -223,8 +223,8 @@ def _inputs_refusal(registration: RegistrationRequest, transition: Transition,
     if transition.complete_template:
         problems = submission_problems(registration)
         if problems:
-            return TransitionRefused("The template is not ready: "
-                                     + "; ".join(str(problem) for problem in problems))
+            return TransitionRefused("The template is not ready: " + "; ".join(
+                str(problem).rstrip(".") for problem in problems) + ".")
     return None
 
 
